@@ -1,0 +1,537 @@
+"""The `memtui` command: thin argument handling over the core; text or `--json` output.
+
+Errors a user can cause print one line `memtui: ...` on stderr and exit 1; usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+from memtui import __version__, locations
+from memtui.config import Settings, load_settings
+from memtui.demo import DEFAULT_SIZE, make_demo_memories
+from memtui.errors import MemtuiError
+from memtui.model import Status
+from memtui.stores import (
+    EXPORT_FORMATS,
+    Actor,
+    Change,
+    Store,
+    create_native_store,
+    export_store,
+)
+from memtui.stores.backups import BackupShelf
+from memtui.stores.files import read_bytes
+from memtui.stores.pi_format import PI_CONTENT_CAP
+from memtui.textsafe import json_safe, literal, one_line
+from memtui.times import format_iso, parse_iso
+from memtui.views import (
+    age_text,
+    backup_record,
+    memory_record,
+    parse_statuses,
+    select,
+    shorten,
+    store_stats,
+    transaction_detail,
+    transaction_record,
+)
+
+STATUS_SYMBOL = {
+    Status.ACTIVE: "●",
+    Status.ARCHIVED: "◌",
+    Status.MERGED: "⊕",
+    Status.SUPERSEDED: "↷",
+    Status.DEPRECATED: "▽",
+    Status.PROPOSED: "?",
+    Status.DELETED: "✗",
+    Status.QUARANTINED: "⚠",
+}
+
+
+class UsageError(Exception):
+    """Bad arguments: exit status 2, like argparse's own errors."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        print(f"memtui: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def now_utc() -> datetime:
+    """The clock, or `$MEMTUI_NOW` (RFC 3339) for reproducible runs."""
+    fixed = os.environ.get("MEMTUI_NOW")
+    if fixed:
+        try:
+            when = parse_iso(fixed)
+        except ValueError:
+            when = None
+        if when is None:
+            raise MemtuiError(f"MEMTUI_NOW={fixed!r} is not an RFC 3339 time")
+        return when
+    return datetime.now(UTC)
+
+
+def emit_json(value: Any) -> None:
+    print(json_safe(json.dumps(value, ensure_ascii=False, indent=2)))
+
+
+# -- commands ---------------------------------------------------------------------------------
+
+
+def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
+    path = Path(args.out).expanduser() if args.out else locations.demo_store()
+    now = now_utc()
+    regenerate = args.fresh or args.size is not None or args.seed is not None or not path.exists()
+    if regenerate:
+        _replace_demo(
+            path, args.size or DEFAULT_SIZE, 7 if args.seed is None else args.seed, now, settings
+        )
+    if args.no_tui:
+        store = Store.open(path, settings.keep_backups)
+        print(f"demo store: {path} ({len(store)} entries, native format)")
+        return 0
+    return _run_tui(str(path), settings)
+
+
+def _replace_demo(path: Path, size: int, seed: int, now: datetime, settings: Settings) -> None:
+    if size < 1 or size > 2_000_000:
+        raise UsageError("--size must be between 1 and 2000000")
+    if path.exists():
+        old = Store.open(path, settings.keep_backups)
+        meta = old.document().header.get("meta", {})
+        if old.format_name != "native" or not meta.get("demo"):
+            raise MemtuiError(
+                f"{path}: exists and is not a memtui demo store; choose another --out"
+            )
+        # the old demo (and any changes made to it) stays in its backups
+        BackupShelf(old.sidecar / "backups", path.suffix or ".json", settings.keep_backups).add(
+            read_bytes(path), now, 0
+        )
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    memories = make_demo_memories(size, seed, now)
+    create_native_store(
+        path,
+        memories,
+        now=now,
+        kind="demo",
+        reason=f"demo store: {size} generated entries (seed {seed})",
+        meta={"demo": True, "seed": seed},
+        keep_backups=settings.keep_backups,
+    )
+
+
+def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
+    stats = store_stats(_open(args.store, settings))
+    if args.json:
+        emit_json(stats)
+        return 0
+    print(f"{literal(stats['path'])}  ({stats['format']} store)")
+    print(f"  entries     {stats['total']}  (tenured {stats['tenured']})")
+    for key, label in (
+        ("by_status", "status"),
+        ("by_category", "category"),
+        ("by_source", "source"),
+        ("users", "users"),
+    ):
+        if stats[key]:
+            pairs = ", ".join(f"{one_line(str(k))} {v}" for k, v in stats[key].items())
+            print(f"  {label:<11} {pairs}")
+    if stats["oldest"]:
+        print(f"  created     {stats['oldest']} … {stats['newest']}")
+    print(f"  ledger      {stats['transactions']} transactions, {stats['backups']} backups")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
+    store = _open(args.store, settings)
+    if args.limit is not None and args.limit < 0:
+        raise UsageError("--limit must be 0 or more")
+    chosen = select(
+        store.memories(),
+        statuses=parse_statuses(args.status),
+        user=args.user,
+        query=args.query,
+        sort=args.sort,
+        descending=args.desc,
+        limit=args.limit,
+    )
+    if args.json:
+        emit_json([memory_record(m) for m in chosen])
+        return 0
+    now = now_utc()
+    width = shutil.get_terminal_size((120, 24)).columns
+    id_width = max((len(m.id) for m in chosen), default=2)
+    for m in chosen:
+        head = (
+            f"{STATUS_SYMBOL[m.status]} {m.importance:4.2f} {shorten(m.category, 11):<11} "
+            f"{shorten(m.user_id or '-', 10):<10} {age_text(m.created_at, now):>4} "
+            f"{one_line(m.id):<{id_width}}  "
+        )
+        print(head + shorten(one_line(m.content), max(10, width - len(head))))
+    shown = f"{len(chosen)} of {len(store)} entries"
+    print(shown, file=sys.stderr)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
+    store = _open(args.store, settings)
+    memory = store.find(args.id)
+    touching = [tx for tx in store.transactions() if args.id in tx.memory_ids]
+    if memory is None:
+        if touching:
+            last = touching[-1]
+            raise MemtuiError(
+                f"{args.id} is no longer in {store.path}: transaction {last.id} ({last.kind}) "
+                f"removed it; `memtui history {args.store}` shows it, `memtui undo` restores it"
+            )
+        memory = store.get(args.id)
+    undone = store.undone()
+    if args.json:
+        record = memory_record(memory)
+        record["history"] = [transaction_record(tx, undone.get(tx.id)) for tx in touching]
+        emit_json(record)
+        return 0
+    for key, value in memory_record(memory).items():
+        if key in ("content", "extra"):
+            continue
+        if isinstance(value, list):
+            value = ", ".join(map(str, value)) or "-"
+        print(f"{key:>17}  {one_line(str('-' if value is None else value))}")
+    for key, value in memory.extra.items():
+        print(f"{one_line(key):>17}  {one_line(json.dumps(value, ensure_ascii=False))}")
+    print()
+    print(literal(memory.content))
+    if touching:
+        print()
+        for tx in touching:
+            print(f"  {_tx_line(tx, undone.get(tx.id))}")
+    return 0
+
+
+def cmd_edit(args: argparse.Namespace, settings: Settings) -> int:
+    store = _open(args.store, settings)
+    before = store.get(args.id)
+    changes: dict[str, Any] = {}
+    if args.content is not None:
+        if not args.content.strip():
+            raise MemtuiError("--content must not be empty")
+        if store.format_name == "pi" and len(args.content) > PI_CONTENT_CAP:
+            raise MemtuiError(
+                f"--content is {len(args.content)} characters; pi stores cap content at "
+                f"{PI_CONTENT_CAP}"
+            )
+        changes["content"] = args.content
+    if args.importance is not None:
+        if not 0.0 <= args.importance <= 1.0:
+            raise MemtuiError(f"--importance must be between 0 and 1, got {args.importance}")
+        changes["importance"] = args.importance
+    if args.tags is not None:
+        changes["tags"] = tuple(t.strip() for t in args.tags.split(",") if t.strip())
+    if args.status is not None:
+        statuses = parse_statuses(args.status)
+        if statuses is None or len(statuses) != 1:
+            raise MemtuiError("--status takes one status")
+        changes["status"] = next(iter(statuses))
+    if not any(getattr(before, k) != v for k, v in changes.items()):
+        print(f"{before.id}: nothing to change", file=sys.stderr)
+        return 0
+    now = now_utc()
+    after = before.with_(**changes, updated_at=now)
+    if before.version is not None:
+        after = after.with_(version=before.version + 1)
+    reason = args.reason or "edited by hand: " + ", ".join(sorted(changes))
+    tx = store.commit(
+        [Change(before, after)], actor=Actor.USER, kind="edit", reason=reason, now=now
+    )
+    if args.json:
+        emit_json(transaction_detail(tx))
+        return 0
+    note = ""
+    if store.format_name == "pi" and after.status is not Status.ACTIVE:
+        note = " (pi keeps only active entries: it left the file; the ledger keeps it)"
+    print(f"edited {one_line(before.id)} in transaction {tx.id}{note}")
+    print(f"undo with: memtui undo {args.store} {tx.id}")
+    return 0
+
+
+def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
+    store = _open(args.store, settings)
+    undone = store.undone()
+    history = store.history()
+    if args.limit is not None:
+        history = history[: args.limit]
+    if args.json:
+        emit_json([transaction_record(tx, undone.get(tx.id)) for tx in history])
+        return 0
+    if not history:
+        print("no transactions yet", file=sys.stderr)
+    for tx in history:
+        print(_tx_line(tx, undone.get(tx.id)))
+    return 0
+
+
+def _tx_line(tx: Any, undone_by: int | None) -> str:
+    when = format_iso(tx.at.replace(microsecond=0))
+    count = len(tx.changes)
+    entries = f"{count} entr{'y' if count == 1 else 'ies'}"
+    tail = f"  [undone by {undone_by}]" if undone_by else ""
+    return (
+        f"{tx.id:>5}  {when}  {tx.actor:<5} {tx.kind:<9} {entries:<11} {one_line(tx.reason)}{tail}"
+    )
+
+
+def cmd_undo(args: argparse.Namespace, settings: Settings) -> int:
+    store = _open(args.store, settings)
+    tx = store.undo(args.tx, now=now_utc(), actor=Actor.USER)
+    if args.json:
+        emit_json(transaction_detail(tx))
+        return 0
+    count = len(tx.changes)
+    print(
+        f"undid transaction {tx.undoes} as transaction {tx.id}: "
+        f"{count} entr{'y' if count == 1 else 'ies'} restored"
+    )
+    print(f"redo with: memtui undo {args.store} {tx.id}")
+    return 0
+
+
+def cmd_backups(args: argparse.Namespace, settings: Settings) -> int:
+    store = _open(args.store, settings)
+    backups = store.backups()
+    if args.json:
+        emit_json([backup_record(b) for b in backups])
+        return 0
+    if not backups:
+        print("no backups yet (one is kept before each change)", file=sys.stderr)
+    for n, b in enumerate(backups, start=1):
+        print(f"{n:>3}  {b.name}  {b.size:>12,} bytes  before transaction {b.tx_id}")
+    return 0
+
+
+def cmd_rollback(args: argparse.Namespace, settings: Settings) -> int:
+    store = _open(args.store, settings)
+    tx = store.rollback(args.backup, now=now_utc(), actor=Actor.USER)
+    if args.json:
+        emit_json(transaction_detail(tx))
+        return 0
+    print(
+        f"rolled back to {tx.details['backup']} in transaction {tx.id}: "
+        f"{len(tx.changes)} entries changed"
+    )
+    print(f"undo with: memtui undo {args.store} {tx.id}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+    source = _open(args.src, settings)
+    dest = Path(args.dest).expanduser()
+    store = create_native_store(
+        dest,
+        source.memories(),
+        now=now_utc(),
+        kind="import",
+        reason=f"imported {len(source)} entries from {source.path} ({source.format_name})",
+        meta={"imported_from": str(source.path), "source_format": source.format_name},
+        keep_backups=settings.keep_backups,
+    )
+    print(f"imported {len(store)} entries from {source.format_name} store into {dest} (native)")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    store = _open(args.store, settings)
+    report = export_store(store, Path(args.dest).expanduser(), args.format, now_utc())
+    print(f"exported {report.written} entries to {report.path} ({report.format})")
+    if report.dropped:
+        print(
+            f"left out {report.dropped} entries that are not active (pi keeps active entries only)"
+        )
+    if report.renumbered:
+        print("ids renumbered 1..n for the Go store; the old id is kept as memtui_id")
+    return 0
+
+
+def cmd_locate(args: argparse.Namespace, settings: Settings) -> int:
+    places = {
+        "config": str(locations.config_file()),
+        "data": str(locations.data_dir()),
+        "demo_store": str(locations.demo_store()),
+        "default_store": str(locations.default_native_store()),
+        "pi_store": str(locations.pi_store()),
+    }
+    if args.json:
+        emit_json(places)
+    else:
+        for key, value in places.items():
+            print(f"{key:<14} {value}")
+    return 0
+
+
+# -- plumbing ---------------------------------------------------------------------------------
+
+
+def _open(location: str, settings: Settings) -> Store:
+    return Store.open(location, settings.keep_backups)
+
+
+def _run_tui(store: str | None, settings: Settings) -> int:
+    try:
+        from memtui.tui import run_app
+    except ImportError:
+        target = store or "STORE"
+        print(
+            "memtui: the terminal UI is not part of this build yet; "
+            f"try `memtui stats {target}` and `memtui list {target}`",
+            file=sys.stderr,
+        )
+        return 0 if store else 1
+    return run_app(store, settings)
+
+
+Command = Callable[[argparse.Namespace, Settings], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="memtui",
+        description=(
+            "See and safely change AI agents' long-term memory stores (pi memory-store.json, "
+            "Go long-term memory JSON/JSONL, memtui's own TinyDB store). Every change is one "
+            "transaction with a backup and a ledger entry, and can be undone. "
+            "`memtui [STORE]` opens the terminal UI."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"memtui {__version__}")
+    parser.add_argument(
+        "--config", metavar="PATH", help="config file (default: see `memtui locate`)"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def command(name: str, func: Command, help_text: str, *, json_flag: bool = True) -> _Parser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(func=func)
+        if json_flag:
+            p.add_argument("--json", action="store_true", help="print JSON (see README)")
+        return p
+
+    p = command("demo", cmd_demo, "write a realistic demo store and open it", json_flag=False)
+    p.add_argument("--out", metavar="PATH", help="where to write it (default: see `memtui locate`)")
+    p.add_argument("--size", type=int, metavar="N", help=f"entries (default {DEFAULT_SIZE})")
+    p.add_argument("--seed", type=int, metavar="S", help="random seed (default 7)")
+    p.add_argument("--fresh", action="store_true", help="regenerate even if the demo store exists")
+    p.add_argument("--no-tui", action="store_true", help="only write the store and print its path")
+
+    p = command("stats", cmd_stats, "counts by status, category, source and user")
+    p.add_argument("store", metavar="STORE")
+
+    p = command("list", cmd_list, "list entries, filtered and sorted")
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("--status", metavar="S", help="visible (default), all, or statuses a,b")
+    p.add_argument("--user", metavar="U", help="only this user's entries")
+    p.add_argument("--query", metavar="TEXT", help="substring of content, tags, id or category")
+    p.add_argument("--sort", metavar="FIELD", help="importance, created, used, accesses, …")
+    p.add_argument("--desc", action="store_true", help="sort descending")
+    p.add_argument("--limit", type=int, metavar="N", help="at most N entries")
+
+    p = command("show", cmd_show, "one entry: every field and the transactions that touched it")
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("id", metavar="ID")
+
+    p = command("edit", cmd_edit, "change one entry (one transaction, undoable)")
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--content", metavar="TEXT")
+    p.add_argument("--importance", type=float, metavar="X", help="0..1")
+    p.add_argument("--tags", metavar="a,b", help="replace the tags (empty: none)")
+    p.add_argument("--status", metavar="S", help="active, archived, deprecated, …")
+    p.add_argument("--reason", metavar="TEXT", help="why, for the ledger")
+
+    p = command("history", cmd_history, "transactions in the ledger, newest first")
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("--limit", type=int, metavar="N")
+
+    p = command("undo", cmd_undo, "revert a transaction (default: the newest not undone)")
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("tx", type=int, nargs="?", metavar="TX_ID")
+
+    p = command("backups", cmd_backups, "the rolling backups kept beside the store")
+    p.add_argument("store", metavar="STORE")
+
+    p = command("rollback", cmd_rollback, "make the store what a backup holds (undoable)")
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("backup", metavar="BACKUP", help="backup name, a unique prefix, or 1 = newest")
+
+    p = command("import", cmd_import, "copy any store into a new native store", json_flag=False)
+    p.add_argument("src", metavar="SRC")
+    p.add_argument("dest", metavar="DEST")
+
+    p = command("export", cmd_export, "write the store to a new file in a format", json_flag=False)
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("dest", metavar="DEST")
+    p.add_argument("--format", required=True, choices=EXPORT_FORMATS)
+
+    command("locate", cmd_locate, "where memtui keeps its config and data")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    try:
+        store_for_tui = _tui_store_argument(args_list, commands)
+        if store_for_tui is not False:
+            settings = _settings(args_list)
+            return _run_tui(store_for_tui or None, settings)
+        args = parser.parse_args(args_list)
+        settings = load_settings(Path(args.config) if args.config else locations.config_file())
+        if args.command is None:
+            return _run_tui(None, settings)
+        return int(args.func(args, settings))
+    except UsageError as e:
+        print(f"memtui: {e}", file=sys.stderr)
+        return 2
+    except MemtuiError as e:
+        print(f"memtui: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("memtui: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _tui_store_argument(argv: list[str], commands: set[str]) -> str | bool:
+    """`memtui [--config P] [STORE]` opens the TUI: the store path ("" for none), else False."""
+    rest = list(argv)
+    if len(rest) >= 2 and rest[0] == "--config":
+        rest = rest[2:]
+    if not rest:
+        return ""
+    if len(rest) == 1 and not rest[0].startswith("-") and rest[0] not in commands:
+        return rest[0]
+    return False
+
+
+def _settings(argv: list[str]) -> Settings:
+    if len(argv) >= 2 and argv[0] == "--config":
+        return load_settings(Path(argv[1]))
+    return load_settings(locations.config_file())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,64 @@
+"""User settings: one typed model read from a TOML file (see `memtui locate`)."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memtui.errors import MemtuiError
+from memtui.stores.backups import DEFAULT_KEEP
+
+
+@dataclass(slots=True)
+class Settings:
+    keep_backups: int = DEFAULT_KEEP
+    """`[store] backups`: how many rolling backups to keep beside each store (at least 1)."""
+    default_store: str | None = None
+    """`[store] default`: the store `memtui` opens when given none and `$MEMTUI_STORE` is unset."""
+    theme: str = "memtui-dark"
+    """`[ui] theme`: the TUI theme (a memtui theme from themes/ or a Textual built-in)."""
+    keymap: dict[str, str] = field(default_factory=dict)
+    """`[keymap]`: binding id → keys, e.g. `"table.mark" = "space,x"`."""
+
+
+def load_settings(path: Path) -> Settings:
+    """Settings from `path`; defaults when it does not exist; a MemtuiError when it is bad."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Settings()
+    except (OSError, UnicodeDecodeError) as e:
+        raise MemtuiError(f"config file {path}: cannot read it ({e})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise MemtuiError(f"config file {path}: not valid TOML ({e})") from None
+    settings = Settings()
+    store = _table(raw, "store", path)
+    ui = _table(raw, "ui", path)
+    backups = store.get("backups", settings.keep_backups)
+    if not isinstance(backups, int) or isinstance(backups, bool) or backups < 1:
+        raise MemtuiError(f"config file {path}: [store] backups must be a whole number ≥ 1")
+    settings.keep_backups = backups
+    settings.default_store = _opt_str(store, "default", path, "store")
+    settings.theme = _opt_str(ui, "theme", path, "ui") or settings.theme
+    keymap = _table(raw, "keymap", path)
+    for key, value in keymap.items():
+        if not isinstance(value, str):
+            raise MemtuiError(f"config file {path}: [keymap] {key} must be a string of keys")
+    settings.keymap = dict(keymap)
+    return settings
+
+
+def _table(raw: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
+    value = raw.get(name, {})
+    if not isinstance(value, dict):
+        raise MemtuiError(f"config file {path}: [{name}] must be a table")
+    return value
+
+
+def _opt_str(table: dict[str, Any], key: str, path: Path, name: str) -> str | None:
+    value = table.get(key)
+    if value is not None and not isinstance(value, str):
+        raise MemtuiError(f"config file {path}: [{name}] {key} must be a string")
+    return value

@@ -1,0 +1,36 @@
+"""Where memtui keeps its files (platformdirs); `MEMTUI_CONFIG` and `MEMTUI_DATA` override."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from platformdirs import user_config_path, user_data_path
+
+APP = "memtui"
+
+
+def config_file() -> Path:
+    override = os.environ.get("MEMTUI_CONFIG")
+    if override:
+        return Path(override).expanduser()
+    return user_config_path(APP) / "config.toml"
+
+
+def data_dir() -> Path:
+    override = os.environ.get("MEMTUI_DATA")
+    if override:
+        return Path(override).expanduser()
+    return user_data_path(APP)
+
+
+def demo_store() -> Path:
+    return data_dir() / "demo-store.json"
+
+
+def default_native_store() -> Path:
+    return data_dir() / "memories.json"
+
+
+def pi_store() -> Path:
+    return Path("~/.pi/agent/memory-store.json").expanduser()

@@ -1,0 +1,87 @@
+"""Recognise a store's format from its content (never from its name) and parse it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memtui.errors import StoreFormatError
+from memtui.stores.document import Document, StoreFormat
+from memtui.stores.longterm_format import LongtermFormat
+from memtui.stores.native_format import NativeFormat, is_native
+from memtui.stores.pi_format import PiFormat
+
+FORMATS: dict[str, StoreFormat] = {
+    "native": NativeFormat(),
+    "pi": PiFormat(),
+    "longterm": LongtermFormat(),
+}
+
+
+def parse_store(data: bytes, path: Path) -> tuple[StoreFormat, Document]:
+    """The store's format and its parsed document, or a one-line StoreFormatError."""
+    if not data.strip():
+        raise StoreFormatError(f"{path}: the file is empty, not a memory store")
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        lines = _json_lines(data, path)
+        if lines is None:
+            raise StoreFormatError(f"{path}: {_json_problem(data, e)}") from None
+        doc = FORMATS["longterm"].parse(([r for r, _ in lines], "jsonl"), path)
+        doc.header["lines"] = dict(zip(doc.memories, lines, strict=True))
+        return FORMATS["longterm"], doc
+    if isinstance(value, dict):
+        if is_native(value):
+            return FORMATS["native"], FORMATS["native"].parse(value, path)
+        if "memories" in value:
+            return FORMATS["pi"], FORMATS["pi"].parse(value, path)
+        if "content" in value and ("id" in value or "memory_id" in value):
+            doc = FORMATS["longterm"].parse(([value], "jsonl"), path)
+            doc.header["lines"] = dict(zip(doc.memories, [(value, data.strip())], strict=True))
+            return FORMATS["longterm"], doc
+        raise StoreFormatError(
+            f"{path}: not a memory store (a JSON object without 'memories'; "
+            "expected a pi, longterm or memtui store)"
+        )
+    if isinstance(value, list):
+        doc = FORMATS["longterm"].parse((value, "array"), path)
+        doc.header["indent"] = b"\n " in data[:4096]
+        return FORMATS["longterm"], doc
+    raise StoreFormatError(f"{path}: not a memory store (the JSON value is not an object or list)")
+
+
+def _json_lines(data: bytes, path: Path) -> list[tuple[Any, bytes]] | None:
+    """Records of a JSON Lines file with their lines, or None when the first record is not a
+    JSON object."""
+    lines = data.split(b"\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return None
+    try:
+        head = orjson.loads(lines[first])
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(head, dict) or len([ln for ln in lines if ln.strip()]) < 2:
+        return None
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((orjson.loads(line), line.rstrip(b"\r")))
+        except orjson.JSONDecodeError as e:
+            problem = _json_problem(line, e).replace(f"at line {e.lineno}, column", "at column")
+            raise StoreFormatError(f"{path}: line {number}: {problem}") from None
+    return records
+
+
+def _json_problem(data: bytes, error: orjson.JSONDecodeError) -> str:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as u:
+        return f"not valid UTF-8 (byte offset {u.start})"
+    message = str(error).split(": line ")[0]
+    return f"not valid JSON ({message} at line {error.lineno}, column {error.colno})"

@@ -1,0 +1,55 @@
+"""A parsed store file, and the protocol each on-disk format implements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from memtui.model import Memory
+
+
+@dataclass(slots=True)
+class Document:
+    """Everything a store file holds, parsed.
+
+    `raws` keeps each entry exactly as the file had it (pi, longterm), so entries memtui did not
+    change are written back byte for byte and unknown keys survive. `header` is the rest of the
+    file (pi's top-level keys, the longterm layout, the native meta and journal).
+    """
+
+    memories: dict[str, Memory]
+    raws: dict[str, dict[str, Any]] = field(default_factory=dict)
+    header: dict[str, Any] = field(default_factory=dict)
+
+    def copy(self) -> Document:
+        return Document(dict(self.memories), dict(self.raws), dict(self.header))
+
+
+class StoreFormat(Protocol):
+    """One on-disk format: parse a JSON value into a Document and render it back."""
+
+    name: str
+    # native stores keep their ledger in the store file; the others in `<store>.memtui/`.
+    ledger_in_file: bool
+    # the file mode new files get (pi insists on 0600).
+    file_mode: int
+
+    def parse(self, value: Any, path: Path) -> Document: ...
+
+    def render(self, doc: Document, now: datetime | None) -> bytes: ...
+
+    def decode(self, raw: dict[str, Any], path: Path) -> Memory:
+        """One record of this format (as `encode` wrote it) back into a Memory."""
+        ...
+
+    def encode(self, memory: Memory, base: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The format's own record for `memory`, on top of the record it was read from."""
+        ...
+
+    def keeps(self, memory: Memory) -> bool:
+        """Whether the file holds an entry in this state (pi holds only active entries)."""
+        ...
+
+    def new_id(self, doc: Document, now: datetime) -> str: ...

@@ -1,0 +1,177 @@
+"""File primitives: reading with clear errors, atomic replace, the lock file, fingerprints."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from memtui.errors import StoreFormatError, StoreLockedError
+
+# pi's lock protocol: retry every 10 ms for up to 2 s; a lock older than 10 s is stale.
+LOCK_RETRY_S = 0.010
+LOCK_TIMEOUT_S = 2.0
+LOCK_STALE_S = 10.0
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, or a one-line StoreFormatError naming the file and the problem."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise StoreFormatError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise StoreFormatError(f"{path}: is a directory, not a store file") from None
+    except PermissionError:
+        raise StoreFormatError(f"{path}: permission denied (cannot read it)") from None
+    except OSError as e:
+        raise StoreFormatError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class FileStamp:
+    """What `stat` says about a file: a cheap check that it is unchanged."""
+
+    inode: int
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, path: Path) -> FileStamp | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return cls(st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write a temp file beside `path`, fsync it, rename it over `path`, fsync the folder.
+
+    A crash at any instant leaves either the old or the new file at `path`.
+    """
+    if mode is None:
+        try:
+            mode = os.stat(path).st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o644
+    tmp = path.with_name(f".{path.name}.memtui-tmp-{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fchmod(fd, mode)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    os.close(fd)
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def remove_stale_temp_files(folder: Path, name: str) -> None:
+    """Temp files left by a writer that was killed before its rename."""
+    prefix = f".{name}.memtui-tmp-"
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            if entry.name.startswith(prefix):
+                pid = entry.name[len(prefix) :]
+                if not (pid.isdigit() and _pid_alive(int(pid))):
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _lock_is_stale(lock: Path) -> bool:
+    try:
+        st = os.stat(lock)
+    except FileNotFoundError:
+        return False
+    if time.time() - st.st_mtime > LOCK_STALE_S:
+        return True
+    # Our own lock files name their owner: a dead process on this host holds nothing.
+    try:
+        owner = json.loads(lock.read_text(encoding="utf-8"))
+        return (
+            owner.get("tool") == "memtui"
+            and owner.get("host") == socket.gethostname()
+            and not _pid_alive(int(owner["pid"]))
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
+@contextlib.contextmanager
+def store_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """pi's lock protocol: exclusive-create `<store>.lock`, retry, break stale locks."""
+    lock = path.with_name(path.name + ".lock")
+    owner = json.dumps({"tool": "memtui", "pid": os.getpid(), "host": socket.gethostname()})
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            if _lock_is_stale(lock):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(lock)
+                continue
+            if time.monotonic() >= deadline:
+                raise StoreLockedError(
+                    f"{path}: locked by another process ({lock.name} exists); "
+                    "try again when it is done"
+                ) from None
+            time.sleep(LOCK_RETRY_S)
+            continue
+        except PermissionError:
+            raise StoreFormatError(
+                f"{path}: permission denied (cannot create {lock.name} in its folder)"
+            ) from None
+        except OSError as e:
+            if e.errno in (errno.EROFS, errno.EACCES):
+                raise StoreFormatError(f"{path}: folder is read-only ({e.strerror})") from None
+            raise
+        break
+    try:
+        os.write(fd, owner.encode())
+        os.close(fd)
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)

@@ -1,0 +1,211 @@
+"""The Go long-term memory's `Item` / `MemoryRecord` JSON, as JSON Lines or a JSON array.
+
+Go writes zero times as `0001-01-01T00:00:00Z`; they read as "unset" and are written back as
+they were. Statuses Go cannot express (archived, merged, deprecated, proposed) are kept in an
+extra key `memtui_status`, which Go ignores; memtui's decay anchor in `last_decayed_at`.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memtui.errors import StoreFormatError
+from memtui.model import Memory, Source, Status
+from memtui.stores.document import Document
+from memtui.stores.fields import EntryReader
+from memtui.times import GO_ZERO_TIME, format_iso, parse_iso
+
+_MEMTUI_ONLY_STATUSES = frozenset(
+    {Status.ARCHIVED, Status.MERGED, Status.DEPRECATED, Status.PROPOSED}
+)
+_KNOWN = frozenset(
+    {
+        "id", "memory_id", "content", "importance", "embedding", "created_at", "last_accessed",
+        "last_decayed_at", "updated_at", "user_id", "category", "tags", "superseded",
+        "superseded_at", "supersedes", "deleted_at", "quarantined", "version", "access_count",
+        "source", "memtui_status",
+    }
+)  # fmt: skip
+
+
+class LongtermFormat:
+    name = "longterm"
+    ledger_in_file = False
+    file_mode = 0o644
+
+    def parse(self, value: Any, path: Path) -> Document:
+        """`value` is the list of records (from JSON Lines or a JSON array)."""
+        records, layout = value
+        memories: dict[str, Memory] = {}
+        raws: dict[str, dict[str, Any]] = {}
+        where = "line {}" if layout == "jsonl" else "record [{}]"
+        for index, record in enumerate(records):
+            label = where.format(index + 1 if layout == "jsonl" else index)
+            memory = _decode(EntryReader(path, label, record))
+            if memory.id in memories:
+                raise StoreFormatError(f"{path}: {label} repeats the id {memory.id}")
+            memories[memory.id] = memory
+            raws[memory.id] = record
+        successors: dict[str, str] = {}
+        for memory in memories.values():
+            for old in memory.supersedes:
+                successors[old] = memory.id
+        for old, new in successors.items():
+            if old in memories:
+                memories[old] = memories[old].with_(superseded_by=new)
+        return Document(memories, raws, {"layout": layout})
+
+    def decode(self, raw: dict[str, Any], path: Path) -> Memory:
+        return _decode(EntryReader(path, "entry", raw))
+
+    def encode(self, memory: Memory, base: dict[str, Any] | None) -> dict[str, Any] | None:
+        out: dict[str, Any] = dict(base) if base else {}
+        for key in [k for k in out if k not in _KNOWN and k not in memory.extra]:
+            del out[key]
+        id_key = "memory_id" if "memory_id" in out else "id"
+        out[id_key] = _go_id(memory.id)
+        out["content"] = memory.content
+        out["importance"] = memory.importance
+        if memory.embedding is not None or "embedding" in out:
+            out["embedding"] = list(memory.embedding) if memory.embedding is not None else None
+        _put_time(out, "created_at", memory.created_at, always=True)
+        _put_time(out, "last_accessed", memory.last_accessed_at, always=True)
+        _put_time(out, "last_decayed_at", memory.last_decayed_at, always=False)
+        _put_optional(out, "user_id", memory.user_id)
+        out["category"] = memory.category
+        if memory.tags or "tags" in out:
+            out["tags"] = list(memory.tags)
+        status = memory.status
+        _put_flag(out, "superseded", status in (Status.SUPERSEDED, Status.MERGED))
+        superseded_at = memory.superseded_at
+        if superseded_at is None and status in (Status.SUPERSEDED, Status.MERGED):
+            superseded_at = memory.updated_at
+        _put_time(out, "superseded_at", superseded_at, always=True)
+        if memory.supersedes or "supersedes" in out:
+            out["supersedes"] = [_go_id(x) for x in memory.supersedes]
+        if status is Status.DELETED:
+            if parse_iso(out.get("deleted_at")) is None:
+                out["deleted_at"] = format_iso(memory.updated_at) or GO_ZERO_TIME
+        else:
+            out.pop("deleted_at", None)
+        _put_flag(out, "quarantined", status is Status.QUARANTINED)
+        if status in _MEMTUI_ONLY_STATUSES:
+            out["memtui_status"] = status.value
+        else:
+            out.pop("memtui_status", None)
+        _put_optional(out, "version", memory.version)
+        _put_time(out, "updated_at", memory.updated_at, always=True)
+        if memory.access_count or "access_count" in out:
+            out["access_count"] = memory.access_count
+        if memory.source is not Source.AUTO or "source" in out:
+            out["source"] = memory.source.value
+        out.update(memory.extra)
+        return out
+
+    def keeps(self, memory: Memory) -> bool:
+        return True
+
+    def render(self, doc: Document, now: datetime | None) -> bytes:
+        records = [doc.raws[ident] for ident in doc.memories]
+        if doc.header.get("layout") == "array":
+            option = orjson.OPT_INDENT_2 if doc.header.get("indent") else 0
+            return orjson.dumps(records, option=option) + b"\n"
+        # lines of entries memtui did not change are written back byte for byte
+        lines: dict[str, tuple[dict[str, Any], bytes]] = doc.header.get("lines", {})
+        # match the file's own style: Go writes compact JSON, Python's json.dumps spaced JSON
+        _, first = next(iter(lines.values()), (None, b""))
+        spaced = b'", "' in first or b'": ' in first
+        out = []
+        for ident, record in zip(doc.memories, records, strict=True):
+            original, line = lines.get(ident, (None, b""))
+            if not (record is original or record == original):
+                line = _dump_line(record, spaced)
+            out.append(line + b"\n")
+        return b"".join(out)
+
+    def new_id(self, doc: Document, now: datetime) -> str:
+        numbers = [int(i) for i in doc.memories if i.isdigit()]
+        return str(max(numbers, default=0) + 1)
+
+
+def _decode(r: EntryReader) -> Memory:
+    rec = r.record
+    key = "id" if "id" in rec else "memory_id"
+    ident = rec.get(key)
+    if isinstance(ident, bool) or not isinstance(ident, int | str) or ident == "":
+        if key not in rec:
+            r.fail("has neither 'id' nor 'memory_id'")
+        r.wrong(key, "an integer or string id")
+    source = r.opt_str("source")
+    status = Status.SUPERSEDED if r.flag("superseded") else Status.ACTIVE
+    marked = r.opt_str("memtui_status")
+    if marked in _MEMTUI_ONLY_STATUSES and status in (Status.ACTIVE, Status.SUPERSEDED):
+        status = Status(marked)
+    if r.flag("quarantined"):
+        status = Status.QUARANTINED
+    if r.iso_time("deleted_at") is not None:
+        status = Status.DELETED
+    return Memory(
+        id=str(ident),
+        content=r.content(),
+        category=r.opt_str("category") or "general",
+        importance=min(1.0, max(0.0, r.number("importance", 0.5))),
+        source=Source(source) if source in ("auto", "manual", "user") else Source.AUTO,
+        tags=r.str_list("tags"),
+        created_at=r.iso_time("created_at"),
+        last_accessed_at=r.iso_time("last_accessed"),
+        last_decayed_at=r.iso_time("last_decayed_at"),
+        updated_at=r.iso_time("updated_at"),
+        access_count=max(0, r.opt_int("access_count") or 0),
+        user_id=r.opt_str("user_id"),
+        status=status,
+        supersedes=r.id_list("supersedes"),
+        superseded_at=r.iso_time("superseded_at"),
+        embedding=r.vector("embedding"),
+        version=r.opt_int("version"),
+        extra={k: v for k, v in rec.items() if k not in _KNOWN},
+    )
+
+
+def _dump_line(record: dict[str, Any], spaced: bool) -> bytes:
+    if spaced:
+        return json.dumps(record, ensure_ascii=False).encode()
+    return orjson.dumps(record)
+
+
+def _go_id(ident: str) -> int | str:
+    return int(ident) if ident.isdigit() else ident
+
+
+def _put_time(out: dict[str, Any], key: str, when: datetime | None, *, always: bool) -> None:
+    """Keep the file's own spelling when the time is unchanged (nanoseconds, offsets)."""
+    old = out.get(key)
+    if isinstance(old, str):
+        try:
+            if parse_iso(old) == when:
+                return
+        except ValueError:
+            pass
+    if when is not None:
+        out[key] = format_iso(when)
+    elif always or key in out:
+        out[key] = GO_ZERO_TIME
+    else:
+        out.pop(key, None)
+
+
+def _put_flag(out: dict[str, Any], key: str, value: bool) -> None:
+    if value or key in out:
+        out[key] = value
+
+
+def _put_optional(out: dict[str, Any], key: str, value: Any) -> None:
+    if value is not None:
+        out[key] = value
+    else:
+        out.pop(key, None)

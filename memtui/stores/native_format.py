@@ -1,0 +1,133 @@
+"""memtui's own store: a TinyDB database file with tables `memories`, `journal` and `meta`.
+
+The file is plain TinyDB JSON (TinyDB opens it), but memtui reads and writes it whole: one
+commit is one atomic rewrite, never TinyDB's one rewrite per document. The ledger (journal)
+lives in the same file, so a commit and its ledger entry land together.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memtui.errors import StoreFormatError
+from memtui.model import Memory, Source, Status
+from memtui.stores.document import Document
+from memtui.stores.fields import EntryReader, json_type_name
+from memtui.times import format_iso, to_epoch_ms
+
+SCHEMA_VERSION = 1
+TABLES = ("memories", "journal", "meta")
+_STATUSES = frozenset(s.value for s in Status)
+_SOURCES = frozenset(s.value for s in Source)
+
+
+def is_native(value: Any) -> bool:
+    if not isinstance(value, dict) or not isinstance(value.get("meta"), dict):
+        return False
+    return any(isinstance(doc, dict) and "memtui_schema" in doc for doc in value["meta"].values())
+
+
+def new_meta(now: datetime, **fields: Any) -> dict[str, Any]:
+    return {"memtui_schema": SCHEMA_VERSION, "created_at": format_iso(now), **fields}
+
+
+class NativeFormat:
+    name = "native"
+    ledger_in_file = True
+    file_mode = 0o600
+
+    def parse(self, value: Any, path: Path) -> Document:
+        meta = next(
+            d for d in value["meta"].values() if isinstance(d, dict) and "memtui_schema" in d
+        )
+        schema = meta.get("memtui_schema")
+        if schema != SCHEMA_VERSION:
+            raise StoreFormatError(
+                f"{path}: native schema version {schema!r} is not one this memtui reads "
+                f"(it reads {SCHEMA_VERSION}); upgrade memtui"
+            )
+        table = value.get("memories", {})
+        journal = value.get("journal", {})
+        for name, t in (("memories", table), ("journal", journal)):
+            if not isinstance(t, dict):
+                raise StoreFormatError(
+                    f"{path}: table {name!r} must be an object, got {json_type_name(t)}"
+                )
+        memories: dict[str, Memory] = {}
+        raws: dict[str, dict[str, Any]] = {}
+        for doc_id, record in table.items():
+            memory = _decode(EntryReader(path, f"memories[{doc_id}]", record))
+            if memory.id in memories:
+                raise StoreFormatError(f"{path}: memories[{doc_id}] repeats the id {memory.id!r}")
+            memories[memory.id] = memory
+            raws[memory.id] = record
+        transactions = [tx for tx in journal.values() if isinstance(tx, dict)]
+        return Document(memories, raws, {"meta": meta, "journal": transactions})
+
+    def decode(self, raw: dict[str, Any], path: Path) -> Memory:
+        return _decode(EntryReader(path, "entry", raw))
+
+    def encode(self, memory: Memory, base: dict[str, Any] | None) -> dict[str, Any] | None:
+        return memory.to_dict()
+
+    def keeps(self, memory: Memory) -> bool:
+        return True
+
+    def render(self, doc: Document, now: datetime | None) -> bytes:
+        tables = {
+            "memories": {str(n): doc.raws[i] for n, i in enumerate(doc.memories, start=1)},
+            "journal": {str(n): tx for n, tx in enumerate(doc.header["journal"], start=1)},
+            "meta": {"1": doc.header["meta"]},
+        }
+        return orjson.dumps(tables)
+
+    def new_id(self, doc: Document, now: datetime) -> str:
+        while True:
+            ident = f"m_{to_epoch_ms(now):x}_{os.urandom(3).hex()}"
+            if ident not in doc.memories:
+                return ident
+
+
+def _decode(r: EntryReader) -> Memory:
+    rec = r.record
+    ident = r.opt_str("id")
+    if not ident:
+        r.fail("has no 'id'")
+    status = r.opt_str("status") or "active"
+    if status not in _STATUSES:
+        r.fail(f"has an unknown status {status!r}")
+    source = r.opt_str("source") or "auto"
+    if source not in _SOURCES:
+        r.fail(f"has an unknown source {source!r}")
+    extra = rec.get("extra") or {}
+    if not isinstance(extra, dict):
+        r.wrong("extra", "an object")
+    return Memory(
+        id=ident,  # type: ignore[arg-type]
+        content=r.content(),
+        category=r.opt_str("category") or "fact",
+        importance=min(1.0, max(0.0, r.number("importance", 0.8))),
+        source=Source(source),
+        tags=r.str_list("tags"),
+        paths=r.str_list("paths"),
+        created_at=r.iso_time("created_at"),
+        last_accessed_at=r.iso_time("last_accessed_at"),
+        last_decayed_at=r.iso_time("last_decayed_at"),
+        updated_at=r.iso_time("updated_at"),
+        access_count=max(0, r.opt_int("access_count") or 0),
+        evidence_count=r.opt_int("evidence_count"),
+        tenured=r.flag("tenured"),
+        user_id=r.opt_str("user_id"),
+        status=Status(status),
+        supersedes=r.id_list("supersedes"),
+        superseded_by=r.opt_str("superseded_by"),
+        superseded_at=r.iso_time("superseded_at"),
+        embedding=r.vector("embedding"),
+        version=r.opt_int("version"),
+        extra=extra,
+    )

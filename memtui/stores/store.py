@@ -1,0 +1,400 @@
+"""`Store`: an opened store file and the one transaction API that changes it.
+
+Contracts (DESIGN.md §3): a commit is atomic (temp file + rename; for non-native stores a
+write-ahead ledger entry, resolved on the next read if the writer died), keeps a backup of the
+file it replaces, records before/after images in the ledger, refuses to overwrite entries an
+outside writer changed (and re-bases when the entries it touches are unchanged), and undo is a
+new transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memtui.errors import ConflictError, MemtuiError, NotFoundError
+from memtui.model import Memory
+from memtui.stores.backups import DEFAULT_KEEP, Backup, BackupShelf
+from memtui.stores.detect import parse_store
+from memtui.stores.document import Document, StoreFormat
+from memtui.stores.files import (
+    FileStamp,
+    atomic_write,
+    read_bytes,
+    remove_stale_temp_files,
+    sha256,
+    store_lock,
+)
+from memtui.stores.ledger import ChangeImage, SidecarLedger, Transaction, undone_ids
+
+# An outside writer that ignores the lock can slip in between our read and our rename.
+_WRITE_ATTEMPTS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One memory before (as the caller saw it) and after; `None` means absent.
+
+    `after_raw` pins the exact record to write in the store's own format (undo, rollback),
+    `position` the place in the file of an entry that comes back.
+    """
+
+    before: Memory | None
+    after: Memory | None
+    after_raw: dict[str, Any] | None = None
+    position: int | None = None  # where to put an entry that comes back (undo of a removal)
+
+    @property
+    def id(self) -> str:
+        memory = self.after if self.after is not None else self.before
+        assert memory is not None, "a change needs a before or an after"
+        return memory.id
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The store's memories at one moment, with the fingerprint of the bytes they came from."""
+
+    memories: tuple[Memory, ...]
+    format: str
+    fingerprint: str
+
+
+class Store:
+    def __init__(
+        self, path: Path, fmt: StoreFormat, doc: Document, data: bytes, keep_backups: int
+    ) -> None:
+        self.path = path
+        self.format = fmt
+        self._doc = doc
+        self._sha = sha256(data)
+        self._stamp = FileStamp.of(path)
+        self.sidecar = path.with_name(path.name + ".memtui")
+        self.keep_backups = keep_backups
+        self._ledger = None if fmt.ledger_in_file else SidecarLedger(self.sidecar / "ledger.jsonl")
+
+    # -- reading -----------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, location: str | Path, keep_backups: int = DEFAULT_KEEP) -> Store:
+        path = Path(location).expanduser()
+        data = read_bytes(path)
+        fmt, doc = parse_store(data, path)
+        return cls(path, fmt, doc, data, keep_backups)
+
+    @property
+    def format_name(self) -> str:
+        return self.format.name
+
+    @property
+    def fingerprint(self) -> str:
+        """sha256 of the file as last read or written."""
+        return self._sha
+
+    def memories(self) -> list[Memory]:
+        return list(self._doc.memories.values())
+
+    def __len__(self) -> int:
+        return len(self._doc.memories)
+
+    def get(self, memory_id: str) -> Memory:
+        try:
+            return self._doc.memories[memory_id]
+        except KeyError:
+            raise NotFoundError(f"{self.path}: no memory with id {memory_id!r}") from None
+
+    def find(self, memory_id: str) -> Memory | None:
+        return self._doc.memories.get(memory_id)
+
+    def document(self) -> Document:
+        """A copy of the parsed file (records in the store's own format included)."""
+        return self._doc.copy()
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot(tuple(self._doc.memories.values()), self.format.name, self._sha)
+
+    def changed_on_disk(self) -> bool:
+        """Whether another writer replaced the file since memtui read or wrote it."""
+        if FileStamp.of(self.path) == self._stamp:
+            return False
+        try:
+            return sha256(read_bytes(self.path)) != self._sha
+        except MemtuiError:
+            return True
+
+    def reload(self) -> None:
+        data = read_bytes(self.path)
+        fmt, doc = parse_store(data, self.path)
+        self.format, self._doc = fmt, doc
+        self._sha, self._stamp = sha256(data), FileStamp.of(self.path)
+
+    # -- the ledger --------------------------------------------------------------------------
+
+    def transactions(self) -> list[Transaction]:
+        """Committed transactions, oldest first."""
+        return [
+            tx for tx in self._all_transactions(self._doc, self._sha) if tx.state == "committed"
+        ]
+
+    def history(self) -> list[Transaction]:
+        return list(reversed(self.transactions()))
+
+    def transaction(self, tx_id: int) -> Transaction:
+        for tx in self.transactions():
+            if tx.id == tx_id:
+                return tx
+        raise NotFoundError(f"{self.path}: no transaction {tx_id} in the ledger")
+
+    def undone(self) -> dict[int, int]:
+        """Transaction id → id of the undo that reverted it (for those currently undone)."""
+        return undone_ids(self.transactions())
+
+    def _all_transactions(self, doc: Document, sha: str) -> list[Transaction]:
+        return self._read_ledger(doc, sha)[0]
+
+    def _read_ledger(self, doc: Document, sha: str) -> tuple[list[Transaction], list[Transaction]]:
+        """All transactions, and those a dead writer left pending (now resolved)."""
+        if self._ledger is None:
+            return [Transaction.from_dict(t) for t in doc.header.get("journal", [])], []
+        txs = self._ledger.read()
+        pending = [tx for tx in txs if tx.state == "pending"]
+        for tx in pending:
+            tx.state = "committed" if self._landed(tx, doc, sha) else "aborted"
+        return txs, pending
+
+    def _landed(self, tx: Transaction, doc: Document, sha: str) -> bool:
+        """Whether a transaction whose writer died before marking it did reach the file."""
+        if tx.sha_after == sha:
+            return True
+        return all(doc.raws.get(c.id) == c.after_raw for c in tx.changes) and any(
+            doc.raws.get(c.id) != c.before_raw for c in tx.changes
+        )
+
+    # -- backups -----------------------------------------------------------------------------
+
+    @property
+    def _shelf(self) -> BackupShelf:
+        return BackupShelf(self.sidecar / "backups", self.path.suffix or ".json", self.keep_backups)
+
+    def backups(self) -> list[Backup]:
+        return self._shelf.list()
+
+    # -- changing ----------------------------------------------------------------------------
+
+    def new_id(self, now: datetime) -> str:
+        return self.format.new_id(self._doc, now)
+
+    def visible(self, memory: Memory | None) -> Memory | None:
+        """What this store's file would hold for `memory` (pi holds active entries only)."""
+        if memory is None or not self.format.keeps(memory):
+            return None
+        if self.format.ledger_in_file:
+            return memory
+        stored = self.format.decode(self.format.encode(memory, None) or {}, self.path)
+        return stored.with_(superseded_by=memory.superseded_by)
+
+    def commit(
+        self,
+        changes: Sequence[Change],
+        *,
+        actor: str,
+        kind: str,
+        reason: str,
+        now: datetime,
+        undoes: int | None = None,
+        details: dict[str, Any] | None = None,
+        header: dict[str, Any] | None = None,
+    ) -> Transaction:
+        """Apply `changes` as one transaction; returns it as recorded in the ledger.
+
+        Raises ConflictError (nothing written) when an entry it touches is no longer what the
+        change's `before` says, StoreLockedError when another process holds the lock.
+        """
+        if not changes:
+            raise MemtuiError("nothing to change")
+        ids = [c.id for c in changes]
+        if len(set(ids)) != len(ids):
+            raise ValueError("a transaction touches each memory once")
+        with store_lock(self.path):
+            remove_stale_temp_files(self.path.parent, self.path.name)
+            for _ in range(_WRITE_ATTEMPTS):
+                tx = self._commit_locked(changes, actor, kind, reason, now, undoes, details, header)
+                if tx is not None:
+                    return tx
+            raise ConflictError(
+                f"{self.path}: another program kept rewriting the file while memtui wrote it "
+                f"({_WRITE_ATTEMPTS} attempts); nothing was written"
+            )
+
+    def _commit_locked(
+        self,
+        changes: Sequence[Change],
+        actor: str,
+        kind: str,
+        reason: str,
+        now: datetime,
+        undoes: int | None,
+        details: dict[str, Any] | None,
+        header: dict[str, Any] | None,
+    ) -> Transaction | None:
+        data = read_bytes(self.path)
+        stamp = FileStamp.of(self.path)
+        sha = sha256(data)
+        if sha == self._sha:
+            fmt, base = self.format, self._doc
+        else:
+            fmt, base = parse_store(data, self.path)
+        if fmt.name != self.format.name:
+            raise ConflictError(
+                f"{self.path}: the file was replaced by a {fmt.name} store while open; "
+                "nothing was written"
+            )
+        self._check_unchanged(changes, base)
+        history, resolved = self._read_ledger(base, sha)
+        tx_id = max((t.id for t in history), default=0) + 1
+
+        doc = base.copy()
+        if header:
+            doc.header.update(header)
+        images: list[ChangeImage] = []
+        in_file = fmt.ledger_in_file
+        order = {ident: n for n, ident in enumerate(base.memories)}
+        returning: list[tuple[int, str]] = []
+        for change in changes:
+            ident = change.id
+            before_raw = base.raws.get(ident)
+            after_raw: dict[str, Any] | None = None
+            if change.after is not None and fmt.keeps(change.after):
+                after_raw = change.after_raw or fmt.encode(change.after, before_raw)
+                assert after_raw is not None
+                stored = change.after if in_file else fmt.decode(after_raw, self.path)
+                if not in_file:
+                    stored = stored.with_(superseded_by=change.after.superseded_by)
+                doc.memories[ident] = stored
+                doc.raws[ident] = after_raw
+                if ident not in order and change.position is not None:
+                    returning.append((change.position, ident))
+            else:
+                doc.memories.pop(ident, None)
+                doc.raws.pop(ident, None)
+            before = change.before if change.before is not None else base.memories.get(ident)
+            images.append(
+                ChangeImage(
+                    ident,
+                    before.to_dict() if before is not None else None,
+                    change.after.to_dict() if change.after is not None else None,
+                    None if in_file else before_raw,
+                    None if in_file else after_raw,
+                    order.get(ident),
+                )
+            )
+        if returning:
+            _move_to_positions(doc, sorted(returning))
+        backup_name = self._shelf.add(data, now, tx_id).name
+        tx = Transaction(
+            tx_id, now, actor, kind, reason, images, undoes, backup_name, "committed",
+            details=dict(details or {}),
+        )  # fmt: skip
+        if in_file:
+            doc.header["journal"] = [*doc.header.get("journal", []), tx.to_dict()]
+            new_data = fmt.render(doc, now)
+        else:
+            assert self._ledger is not None
+            for old in resolved:
+                self._ledger.mark(old.id, old.state)
+            new_data = fmt.render(doc, now)
+            tx.sha_after = sha256(new_data)
+            tx.state = "pending"
+            self._ledger.add_pending(tx)
+        if FileStamp.of(self.path) != stamp:
+            if self._ledger is not None:
+                self._ledger.mark(tx_id, "aborted")
+            return None
+        mode = fmt.file_mode if fmt.name == "pi" else None
+        atomic_write(self.path, new_data, mode=mode)
+        if self._ledger is not None:
+            self._ledger.mark(tx_id, "committed")
+            tx.state = "committed"
+        self.format, self._doc = fmt, doc
+        self._sha, self._stamp = sha256(new_data), FileStamp.of(self.path)
+        return tx
+
+    def _check_unchanged(self, changes: Iterable[Change], base: Document) -> None:
+        stale = [c.id for c in changes if base.memories.get(c.id) != self.visible(c.before)]
+        if stale:
+            shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
+            raise ConflictError(
+                f"{self.path}: changed since memtui read it; {len(stale)} of the entries this "
+                f"change touches differ ({shown}); nothing was written — reload and try again"
+            )
+
+    # -- undo and rollback -------------------------------------------------------------------
+
+    def undo(
+        self, tx_id: int | None = None, *, now: datetime, actor: str = "user", reason: str = ""
+    ) -> Transaction:
+        """Revert a transaction (default: the newest one not undone) as a new transaction."""
+        txs = self.transactions()
+        undone = undone_ids(txs)
+        if tx_id is None:
+            candidates = [t for t in txs if t.id not in undone and t.undoes is None and t.changes]
+            if not candidates:
+                raise NotFoundError(f"{self.path}: nothing to undo")
+            target = candidates[-1]
+        else:
+            target = self.transaction(tx_id)
+            if target.id in undone:
+                by = undone[target.id]
+                raise MemtuiError(
+                    f"transaction {target.id} is already undone (by transaction {by})"
+                )
+            if not target.changes:
+                raise MemtuiError(f"transaction {target.id} ({target.kind}) changed no entries")
+        changes = [
+            Change(c.after_memory(), c.before_memory(), c.before_raw, c.position)
+            for c in target.changes
+        ]
+        what = f"undo of transaction {target.id} ({target.kind})"
+        return self.commit(
+            changes, actor=actor, kind="undo", reason=reason or what, now=now, undoes=target.id
+        )
+
+    def rollback(self, name: str, *, now: datetime, actor: str = "user") -> Transaction:
+        """Make the store's entries what a backup holds, as one (undoable) transaction."""
+        backup = self._shelf.find(name)
+        fmt, old = parse_store(read_bytes(backup.path), backup.path)
+        if fmt.name != self.format.name:
+            raise MemtuiError(f"backup {backup.name} is a {fmt.name} store, not {self.format.name}")
+        current = self._doc
+        changes = []
+        old_order = {ident: n for n, ident in enumerate(old.memories)}
+        for ident in dict.fromkeys([*current.memories, *old.memories]):
+            now_m, then_m = current.memories.get(ident), old.memories.get(ident)
+            if now_m != then_m or current.raws.get(ident) != old.raws.get(ident):
+                changes.append(Change(now_m, then_m, old.raws.get(ident), old_order.get(ident)))
+        header = None
+        if fmt.name == "pi":
+            header = {"top": old.header["top"]}
+        if not changes:
+            raise MemtuiError(f"the store already holds what backup {backup.name} holds")
+        return self.commit(
+            changes,
+            actor=actor,
+            kind="rollback",
+            reason=f"rollback to backup {backup.name}",
+            now=now,
+            details={"backup": backup.name},
+            header=header,
+        )
+
+
+def _move_to_positions(doc: Document, returning: list[tuple[int, str]]) -> None:
+    """Put entries that came back at their old places in the file order (ascending)."""
+    back = {ident for _, ident in returning}
+    order = [ident for ident in doc.memories if ident not in back]
+    for position, ident in returning:
+        order.insert(min(position, len(order)), ident)
+    doc.memories = {ident: doc.memories[ident] for ident in order}

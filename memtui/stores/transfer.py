@@ -1,0 +1,123 @@
+"""New store files: a native store from memories (demo, import), and exports to any format."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memtui.errors import MemtuiError
+from memtui.model import Memory
+from memtui.stores.backups import DEFAULT_KEEP
+from memtui.stores.detect import FORMATS
+from memtui.stores.document import Document
+from memtui.stores.files import atomic_write
+from memtui.stores.ledger import Actor, Transaction
+from memtui.stores.native_format import new_meta
+from memtui.stores.store import Store
+
+EXPORT_FORMATS = ("native", "pi", "longterm-jsonl")
+
+
+def _refuse_existing(path: Path) -> None:
+    if path.exists():
+        raise MemtuiError(f"{path}: already exists; memtui will not overwrite it")
+    if not path.parent.is_dir():
+        raise MemtuiError(f"{path.parent}: no such folder")
+
+
+def create_native_store(
+    path: Path,
+    memories: Iterable[Memory],
+    *,
+    now: datetime,
+    kind: str,
+    reason: str,
+    meta: dict[str, Any] | None = None,
+    keep_backups: int = DEFAULT_KEEP,
+) -> Store:
+    """Write a new native store holding `memories`; the ledger starts with one entry saying
+    where they came from (the entries themselves are the after-image)."""
+    _refuse_existing(path)
+    fmt = FORMATS["native"]
+    doc = Document({}, {}, {"meta": new_meta(now, **(meta or {})), "journal": []})
+    for memory in memories:
+        if memory.id in doc.memories:
+            raise MemtuiError(f"two memories share the id {memory.id!r}")
+        doc.memories[memory.id] = memory
+        doc.raws[memory.id] = memory.to_dict()
+    tx = Transaction(1, now, Actor.USER, kind, reason, [], details={"entries": len(doc.memories)})
+    doc.header["journal"].append(tx.to_dict())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, fmt.render(doc, now), mode=fmt.file_mode)
+    return Store.open(path, keep_backups)
+
+
+@dataclass(frozen=True, slots=True)
+class ExportReport:
+    path: Path
+    format: str
+    written: int
+    dropped: int
+    renumbered: bool
+
+
+def export_store(store: Store, dest: Path, format_name: str, now: datetime) -> ExportReport:
+    """Write the store's entries to a new file in another (or the same) format.
+
+    The same format keeps every record as the source has it (unknown keys, layout).
+    pi holds active entries only, so the others are left out (and counted);
+    longterm needs integer ids, so other ids are renumbered (the old id kept as `memtui_id`).
+    """
+    if format_name not in EXPORT_FORMATS:
+        raise MemtuiError(
+            f"unknown export format {format_name!r} (use {', '.join(EXPORT_FORMATS)})"
+        )
+    _refuse_existing(dest)
+    name = "longterm" if format_name.startswith("longterm") else format_name
+    fmt = FORMATS[name]
+    memories = store.memories()
+    renumbered = False
+    if name == store.format_name:
+        doc = store.document()
+        if name == "longterm" and doc.header.get("layout") != "jsonl":
+            doc.header = {"layout": "jsonl"}
+    else:
+        if name == "longterm" and not all(m.id.isdigit() for m in memories):
+            memories, renumbered = _renumber(memories), True
+        header: dict[str, Any] = {}
+        if name == "native":
+            header = {"meta": new_meta(now), "journal": []}
+        elif name == "longterm":
+            header = {"layout": "jsonl"}
+        doc = Document({}, {}, header)
+        for memory in memories:
+            raw = fmt.encode(memory, None)
+            if raw is not None:
+                doc.memories[memory.id] = memory
+                doc.raws[memory.id] = raw
+    data = fmt.render(doc, now if name == "pi" and name != store.format_name else None)
+    atomic_write(dest, data, mode=fmt.file_mode)
+    os.chmod(dest, fmt.file_mode)
+    written = len(doc.memories)
+    return ExportReport(dest, format_name, written, len(memories) - written, renumbered)
+
+
+def _renumber(memories: list[Memory]) -> list[Memory]:
+    numbers = {m.id: str(n) for n, m in enumerate(memories, start=1)}
+    out = []
+    for m in memories:
+        out.append(
+            m.with_(
+                id=numbers[m.id],
+                supersedes=tuple(numbers.get(s, s) for s in m.supersedes),
+                superseded_by=numbers.get(m.superseded_by, m.superseded_by)
+                if m.superseded_by
+                else None,
+                extra={**m.extra, "memtui_id": m.id},
+            )
+        )
+    return out

@@ -1,0 +1,52 @@
+"""UTC datetimes to and from the stores' encodings (epoch ms, RFC 3339); no clock reads."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+# Go's zero time.Time, as its JSON encoder writes it: means "unset".
+GO_ZERO_TIME = "0001-01-01T00:00:00Z"
+
+
+def from_epoch_ms(ms: int | float) -> datetime:
+    return EPOCH + timedelta(milliseconds=ms)
+
+
+def to_epoch_ms(dt: datetime) -> int:
+    return (dt - EPOCH) // _MS
+
+
+def parse_iso(text: str | None) -> datetime | None:
+    """RFC 3339 / ISO 8601 to an aware UTC datetime; None, "" and Go's zero time mean unset.
+
+    Fractions finer than a microsecond are cut (Python keeps microseconds).
+    """
+    if not text or text.startswith("0001-01-01T00:00:00"):
+        return None
+    if "." in text:
+        head, _, tail = text.partition(".")
+        digits = len(tail) - len(tail.lstrip("0123456789"))
+        if digits > 6:
+            text = f"{head}.{tail[:6]}{tail[digits:]}"
+    dt = datetime.fromisoformat(text)
+    if dt.tzinfo is None:
+        return dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
+def format_iso(dt: datetime | None) -> str | None:
+    """`2026-07-26T11:00:00Z`, with the fraction only when non-zero and without trailing zeros
+    (the form Go's RFC3339Nano writes)."""
+    if dt is None:
+        return None
+    dt = dt.astimezone(UTC)
+    text = dt.replace(tzinfo=None).isoformat()
+    if dt.microsecond:
+        text = text.rstrip("0")
+    return text + "Z"
+
+
+def days_between(start: datetime, end: datetime) -> float:
+    return (end - start).total_seconds() / 86400.0

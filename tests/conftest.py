@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from memtui.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures"
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No test reads or writes the real user's config or data."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("MEMTUI_CONFIG", str(home / "config.toml"))
+    monkeypatch.setenv("MEMTUI_DATA", str(home / "data"))
+    monkeypatch.setenv("MEMTUI_NOW", "2026-11-30T12:00:00Z")
+    monkeypatch.delenv("MEMTUI_STORE", raising=False)
+
+
+@pytest.fixture
+def fixture_copy(tmp_path: Path) -> Callable[[str], Path]:
+    """A writable copy of a fixture file in a fresh folder."""
+
+    def copy(name: str) -> Path:
+        dest = tmp_path / name
+        shutil.copyfile(FIXTURES / name, dest)
+        dest.chmod(0o600 if name.endswith(".json") else 0o644)
+        return dest
+
+    return copy
+
+
+class CliResult:
+    def __init__(self, code: int, out: str, err: str) -> None:
+        self.code, self.out, self.err = code, out, err
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
+    def run(*args: str | Path) -> CliResult:
+        code = main([str(a) for a in args])
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
