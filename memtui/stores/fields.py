@@ -157,3 +157,13 @@ class EntryReader:
         except (OverflowError, ValueError):
             self.fail(f"field {key!r} is not a valid time: {value!r}")
         return None
+
+
+_NONE = type(None)
+OPT_STR = (str, _NONE)
+OPT_NUM = (int, float, _NONE)
+OPT_INT = (int, _NONE)
+OPT_LIST = (list, _NONE)
+OPT_BOOL = (bool, _NONE)
+OPT_DICT = (dict, _NONE)
+NUMBERS = (int, float)

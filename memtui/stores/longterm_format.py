@@ -17,7 +17,16 @@ import orjson
 from memtui.errors import StoreFormatError
 from memtui.model import Memory, Source, Status
 from memtui.stores.document import Document
-from memtui.stores.fields import EntryReader
+from memtui.stores.fields import (
+    MAX_CONTENT_CHARS,
+    NUMBERS,
+    OPT_BOOL,
+    OPT_INT,
+    OPT_LIST,
+    OPT_NUM,
+    OPT_STR,
+    EntryReader,
+)
 from memtui.times import GO_ZERO_TIME, format_iso, parse_iso
 
 _MEMTUI_ONLY_STATUSES = frozenset(
@@ -44,11 +53,11 @@ class LongtermFormat:
         memories: dict[str, Memory] = {}
         raws: dict[str, dict[str, Any]] = {}
         where = "line {}" if layout == "jsonl" else "record [{}]"
-        for index, record in enumerate(records):
-            label = where.format(index + 1 if layout == "jsonl" else index)
-            memory = _decode(EntryReader(path, label, record))
+        first = 1 if layout == "jsonl" else 0
+        for index, record in enumerate(records, start=first):
+            memory = _read(record, path, where, index)
             if memory.id in memories:
-                raise StoreFormatError(f"{path}: {label} repeats the id {memory.id}")
+                raise StoreFormatError(f"{path}: {where.format(index)} repeats the id {memory.id}")
             memories[memory.id] = memory
             raws[memory.id] = record
         successors: dict[str, str] = {}
@@ -61,7 +70,7 @@ class LongtermFormat:
         return Document(memories, raws, {"layout": layout})
 
     def decode(self, raw: dict[str, Any], path: Path) -> Memory:
-        return _decode(EntryReader(path, "entry", raw))
+        return _read(raw, path, "entry", 0)
 
     def encode(self, memory: Memory, base: dict[str, Any] | None) -> dict[str, Any] | None:
         out: dict[str, Any] = dict(base) if base else {}
@@ -131,6 +140,84 @@ class LongtermFormat:
     def new_id(self, doc: Document, now: datetime) -> str:
         numbers = [int(i) for i in doc.memories if i.isdigit()]
         return str(max(numbers, default=0) + 1)
+
+
+def _read(record: Any, path: Path, where: str, index: int) -> Memory:
+    try:
+        return _build(record)
+    except (TypeError, ValueError, OverflowError, KeyError, AttributeError):
+        return _decode(EntryReader(path, where.format(index), record))
+
+
+def _build(rec: dict[str, Any]) -> Memory:
+    """The fast path for well-formed records; anything unexpected raises and `_decode` then
+    reads the record field by field and names the problem."""
+    get = rec.get
+    ident = get("id")
+    if ident is None:
+        ident = rec["memory_id"]
+    content, category, importance, user = (
+        rec["content"],
+        get("category"),
+        get("importance"),
+        get("user_id"),
+    )
+    accesses, version, source = get("access_count"), get("version"), get("source")
+    tags, supersedes, embedding = get("tags"), get("supersedes"), get("embedding")
+    superseded, quarantined, marked = get("superseded"), get("quarantined"), get("memtui_status")
+    if not (
+        type(ident) in ID_TYPES
+        and ident != ""
+        and type(content) is str
+        and len(content) <= MAX_CONTENT_CHARS
+        and type(category) in OPT_STR
+        and type(importance) in OPT_NUM
+        and type(user) in OPT_STR
+        and type(source) in OPT_STR
+        and type(marked) in OPT_STR
+        and type(accesses) in OPT_INT
+        and type(version) in OPT_INT
+        and type(superseded) in OPT_BOOL
+        and type(quarantined) in OPT_BOOL
+        and type(tags) in OPT_LIST
+        and type(supersedes) in OPT_LIST
+        and (not tags or all(type(t) is str for t in tags))
+        and (not supersedes or all(type(i) in ID_TYPES for i in supersedes))
+        and (embedding is None or all(type(x) in NUMBERS for x in embedding))
+    ):
+        raise ValueError("wrong type")
+    status = Status.SUPERSEDED if superseded else Status.ACTIVE
+    if marked in _MEMTUI_ONLY_STATUSES:
+        status = Status(marked)
+    if quarantined:
+        status = Status.QUARANTINED
+    if parse_iso(get("deleted_at")) is not None:
+        status = Status.DELETED
+    extra = {k: rec[k] for k in rec.keys() - _KNOWN}
+    return Memory(
+        id=str(ident),
+        content=content,
+        category=category or "general",
+        importance=0.5 if importance is None else min(1.0, max(0.0, float(importance))),
+        source=_SOURCES.get(source, Source.AUTO),  # type: ignore[arg-type]
+        tags=tuple(tags) if tags else (),
+        created_at=parse_iso(get("created_at")),
+        last_accessed_at=parse_iso(get("last_accessed")),
+        last_decayed_at=parse_iso(get("last_decayed_at")),
+        updated_at=parse_iso(get("updated_at")),
+        access_count=max(0, accesses or 0),
+        user_id=user,
+        status=status,
+        supersedes=tuple(str(i) for i in supersedes) if supersedes else (),
+        superseded_at=parse_iso(get("superseded_at")),
+        embedding=tuple(float(x) for x in embedding) if embedding is not None else None,
+        version=version,
+        extra=extra,
+    )
+
+
+_SOURCES = {s.value: s for s in Source}
+ID_TYPES = (int, str)
 
 
 def _decode(r: EntryReader) -> Memory:

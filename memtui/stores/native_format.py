@@ -17,8 +17,19 @@ import orjson
 from memtui.errors import StoreFormatError
 from memtui.model import Memory, Source, Status
 from memtui.stores.document import Document
-from memtui.stores.fields import EntryReader, json_type_name
-from memtui.times import format_iso, to_epoch_ms
+from memtui.stores.fields import (
+    MAX_CONTENT_CHARS,
+    NUMBERS,
+    OPT_BOOL,
+    OPT_DICT,
+    OPT_INT,
+    OPT_LIST,
+    OPT_NUM,
+    OPT_STR,
+    EntryReader,
+    json_type_name,
+)
+from memtui.times import format_iso, parse_iso, to_epoch_ms
 
 SCHEMA_VERSION = 1
 TABLES = ("memories", "journal", "meta")
@@ -61,7 +72,7 @@ class NativeFormat:
         memories: dict[str, Memory] = {}
         raws: dict[str, dict[str, Any]] = {}
         for doc_id, record in table.items():
-            memory = _decode(EntryReader(path, f"memories[{doc_id}]", record))
+            memory = _read(record, path, doc_id)
             if memory.id in memories:
                 raise StoreFormatError(f"{path}: memories[{doc_id}] repeats the id {memory.id!r}")
             memories[memory.id] = memory
@@ -70,10 +81,15 @@ class NativeFormat:
         return Document(memories, raws, {"meta": meta, "journal": transactions})
 
     def decode(self, raw: dict[str, Any], path: Path) -> Memory:
-        return _decode(EntryReader(path, "entry", raw))
+        return _read(raw, path, "")
 
     def encode(self, memory: Memory, base: dict[str, Any] | None) -> dict[str, Any] | None:
-        return memory.to_dict()
+        # fields at their defaults are left out: a smaller file that loads faster
+        return {
+            k: v
+            for k, v in memory.to_dict().items()
+            if not (v is None or v is False or v == [] or v == {})
+        }
 
     def keeps(self, memory: Memory) -> bool:
         return True
@@ -91,6 +107,76 @@ class NativeFormat:
             ident = f"m_{to_epoch_ms(now):x}_{os.urandom(3).hex()}"
             if ident not in doc.memories:
                 return ident
+
+
+def _read(record: Any, path: Path, doc_id: str) -> Memory:
+    try:
+        return _build(record)
+    except (TypeError, ValueError, OverflowError, KeyError, AttributeError):
+        return _decode(EntryReader(path, f"memories[{doc_id}]", record))
+
+
+def _build(rec: dict[str, Any]) -> Memory:
+    """The fast path for well-formed records; anything unexpected raises and `_decode` then
+    reads the record field by field and names the problem."""
+    get = rec.get
+    ident, content = rec["id"], rec["content"]
+    category, importance, user, by = (
+        get("category"),
+        get("importance"),
+        get("user_id"),
+        get("superseded_by"),
+    )
+    accesses, evidence, version = get("access_count"), get("evidence_count"), get("version")
+    tags, paths, supersedes = get("tags"), get("paths"), get("supersedes")
+    embedding, extra, tenured = get("embedding"), get("extra"), get("tenured")
+    if not (
+        type(ident) is str
+        and ident
+        and type(content) is str
+        and len(content) <= MAX_CONTENT_CHARS
+        and type(category) in OPT_STR
+        and type(importance) in OPT_NUM
+        and type(user) in OPT_STR
+        and type(by) in OPT_STR
+        and type(accesses) in OPT_INT
+        and type(evidence) in OPT_INT
+        and type(version) in OPT_INT
+        and type(tenured) in OPT_BOOL
+        and type(extra) in OPT_DICT
+        and type(tags) in OPT_LIST
+        and type(paths) in OPT_LIST
+        and type(supersedes) in OPT_LIST
+        and (not tags or all(type(t) is str for t in tags))
+        and (not paths or all(type(p) is str for p in paths))
+        and (not supersedes or all(type(i) is str for i in supersedes))
+        and (embedding is None or all(type(x) in NUMBERS for x in embedding))
+    ):
+        raise ValueError("wrong type")
+    return Memory(
+        id=ident,
+        content=content,
+        category=category or "fact",
+        importance=0.8 if importance is None else min(1.0, max(0.0, float(importance))),
+        source=Source(get("source") or "auto"),
+        tags=tuple(tags) if tags else (),
+        paths=tuple(paths) if paths else (),
+        created_at=parse_iso(get("created_at")),
+        last_accessed_at=parse_iso(get("last_accessed_at")),
+        last_decayed_at=parse_iso(get("last_decayed_at")),
+        updated_at=parse_iso(get("updated_at")),
+        access_count=max(0, accesses or 0),
+        evidence_count=evidence,
+        tenured=bool(tenured),
+        user_id=user,
+        status=Status(get("status") or "active"),
+        supersedes=tuple(supersedes) if supersedes else (),
+        superseded_by=by,
+        superseded_at=parse_iso(get("superseded_at")),
+        embedding=tuple(float(x) for x in embedding) if embedding is not None else None,
+        version=version,
+        extra=extra or {},
+    )
 
 
 def _decode(r: EntryReader) -> Memory:

@@ -17,7 +17,14 @@ import orjson
 from memtui.errors import StoreFormatError
 from memtui.model import Memory, Source, Status
 from memtui.stores.document import Document
-from memtui.stores.fields import EntryReader, json_type_name
+from memtui.stores.fields import (
+    MAX_CONTENT_CHARS,
+    OPT_LIST,
+    OPT_NUM,
+    OPT_STR,
+    EntryReader,
+    json_type_name,
+)
 from memtui.times import from_epoch_ms, to_epoch_ms
 
 PI_TYPES = frozenset({"decision", "convention", "pattern", "preference", "fact", "lesson"})
@@ -56,7 +63,7 @@ class PiFormat:
         memories: dict[str, Memory] = {}
         raws: dict[str, dict[str, Any]] = {}
         for index, record in enumerate(entries):
-            memory = self._decode(EntryReader(path, f"memories[{index}]", record), index)
+            memory = _read(record, index, path, "memories[{}]")
             if memory.id in memories:
                 raise StoreFormatError(f"{path}: memories[{index}] repeats the id {memory.id!r}")
             memories[memory.id] = memory
@@ -64,40 +71,7 @@ class PiFormat:
         return Document(memories, raws, {"top": value})
 
     def decode(self, raw: dict[str, Any], path: Path) -> Memory:
-        return self._decode(EntryReader(path, "entry", raw), 0)
-
-    def _decode(self, r: EntryReader, index: int) -> Memory:
-        rec = r.record
-        content = r.content()
-        ident = r.opt_str("id")
-        if not ident:
-            # pi would invent a random id on its next load; a stable one keeps the ledger usable.
-            digest = hashlib.sha1(f"{index}:{content}".encode()).hexdigest()[:8]
-            ident = f"mem_noid_{index}_{digest}"
-        kind = r.opt_str("type")
-        created = r.epoch_ms("createdAt")
-        injected = r.epoch_ms("lastInjectedAt") or created
-        decayed = r.epoch_ms("lastDecayedAt") or injected
-        source = r.opt_str("source")
-        evidence = r.opt_int("evidenceCount")
-        extra = {k: v for k, v in rec.items() if k not in _KNOWN}
-        return Memory(
-            id=ident,
-            content=content,
-            category=kind if kind in PI_TYPES else "fact",
-            importance=min(1.0, max(0.0, r.number("potency", 0.8))),
-            source=Source(source) if source in ("auto", "manual", "user") else Source.AUTO,
-            tags=r.str_list("tags"),
-            paths=r.str_list("paths"),
-            created_at=created,
-            last_accessed_at=injected,
-            last_decayed_at=decayed,
-            access_count=max(0, r.opt_int("accessCount") or 0),
-            evidence_count=evidence if evidence is not None and evidence >= 1 else None,
-            tenured=rec.get("tenured") is True,
-            user_id=r.opt_str("userId"),
-            extra=extra,
-        )
+        return _read(raw, 0, path, "entry")
 
     def encode(self, memory: Memory, base: dict[str, Any] | None) -> dict[str, Any] | None:
         if not self.keeps(memory):
@@ -142,6 +116,88 @@ class PiFormat:
             ident = f"mem_{_to_base36(to_epoch_ms(now))}_{os.urandom(4).hex()}"
             if ident not in doc.memories:
                 return ident
+
+
+_SOURCES = {s.value: s for s in Source}
+
+
+def _read(record: Any, index: int, path: Path, where: str) -> Memory:
+    try:
+        return _build(record, index)
+    except (TypeError, ValueError, OverflowError, KeyError, AttributeError):
+        pass
+    where = where.format(index)
+    _explain(EntryReader(path, where, record))
+    raise StoreFormatError(f"{path}: {where} cannot be read")
+
+
+def _build(rec: dict[str, Any], index: int) -> Memory:
+    """An entry with pi's own defaults; raises ValueError (or TypeError) on a wrong type, and
+    `_explain` then says which."""
+    get = rec.get
+    content = rec["content"]
+    ident, kind, source, user = get("id"), get("type"), get("source"), get("userId")
+    created, injected, decayed = get("createdAt"), get("lastInjectedAt"), get("lastDecayedAt")
+    potency, accesses, evidence = get("potency"), get("accessCount"), get("evidenceCount")
+    tags, paths = get("tags"), get("paths")
+    if not (
+        type(content) is str
+        and len(content) <= MAX_CONTENT_CHARS
+        and type(ident) in OPT_STR
+        and type(kind) in OPT_STR
+        and type(source) in OPT_STR
+        and type(user) in OPT_STR
+        and type(created) in OPT_NUM
+        and type(injected) in OPT_NUM
+        and type(decayed) in OPT_NUM
+        and type(potency) in OPT_NUM
+        and type(accesses) in OPT_NUM
+        and type(evidence) in OPT_NUM
+        and type(tags) in OPT_LIST
+        and type(paths) in OPT_LIST
+        and (not tags or all(type(t) is str for t in tags))
+        and (not paths or all(type(p) is str for p in paths))
+    ):
+        raise ValueError("wrong type")
+    if not ident:
+        # pi would invent a random id on its next load; a stable one keeps the ledger usable.
+        digest = hashlib.sha1(f"{index}:{content}".encode()).hexdigest()[:8]
+        ident = f"mem_noid_{index}_{digest}"
+    created = None if created is None else from_epoch_ms(created)
+    injected = created if injected is None else from_epoch_ms(injected)
+    decayed = injected if decayed is None else from_epoch_ms(decayed)
+    extra = {k: rec[k] for k in rec.keys() - _KNOWN}
+    return Memory(
+        id=ident,
+        content=content,
+        category=kind if kind in PI_TYPES else "fact",
+        importance=0.8 if potency is None else min(1.0, max(0.0, float(potency))),
+        source=_SOURCES.get(source, Source.AUTO),  # type: ignore[arg-type]
+        tags=tuple(tags) if tags else (),
+        paths=tuple(paths) if paths else (),
+        created_at=created,
+        last_accessed_at=injected,
+        last_decayed_at=decayed,
+        access_count=max(0, int(accesses or 0)),
+        evidence_count=int(evidence) if evidence is not None and evidence >= 1 else None,
+        tenured=get("tenured") is True,
+        user_id=user,
+        extra=extra,
+    )
+
+
+def _explain(r: EntryReader) -> None:
+    """Raise the error that names what is wrong with an entry that failed the schema."""
+    r.content()
+    for key in ("id", "type", "source", "userId"):
+        r.opt_str(key)
+    for key in ("createdAt", "lastInjectedAt", "lastDecayedAt"):
+        r.epoch_ms(key)
+    r.number("potency", 0.8)
+    r.number("accessCount", 0)
+    r.number("evidenceCount", 1)
+    r.str_list("tags")
+    r.str_list("paths")
 
 
 def _same_ms(raw: Any, when: datetime) -> bool:

@@ -48,7 +48,7 @@ def create_native_store(
         if memory.id in doc.memories:
             raise MemtuiError(f"two memories share the id {memory.id!r}")
         doc.memories[memory.id] = memory
-        doc.raws[memory.id] = memory.to_dict()
+        doc.raws[memory.id] = fmt.encode(memory, None)  # type: ignore[assignment]
     tx = Transaction(1, now, Actor.USER, kind, reason, [], details={"entries": len(doc.memories)})
     doc.header["journal"].append(tx.to_dict())
     path.parent.mkdir(parents=True, exist_ok=True)
