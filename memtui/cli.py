@@ -11,11 +11,12 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-from memtui import __version__, locations
+from memtui import __version__, cli_curate, locations
+from memtui.cli_common import emit_json, now_utc, open_cli_store
 from memtui.config import Settings, load_settings
 from memtui.demo import DEFAULT_SIZE, make_demo_memories
 from memtui.errors import MemtuiError
@@ -31,11 +32,12 @@ from memtui.stores import (
 from memtui.stores.backups import BackupShelf
 from memtui.stores.files import read_bytes
 from memtui.stores.pi_format import PI_CONTENT_CAP
-from memtui.textsafe import json_safe, literal, one_line
-from memtui.times import format_iso, parse_iso
+from memtui.textsafe import literal, one_line
+from memtui.times import format_iso
 from memtui.views import (
     age_text,
     backup_record,
+    entries,
     memory_record,
     parse_statuses,
     select,
@@ -66,24 +68,6 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         print(f"memtui: {message}", file=sys.stderr)
         raise SystemExit(2)
-
-
-def now_utc() -> datetime:
-    """The clock, or `$MEMTUI_NOW` (RFC 3339) for reproducible runs."""
-    fixed = os.environ.get("MEMTUI_NOW")
-    if fixed:
-        try:
-            when = parse_iso(fixed)
-        except ValueError:
-            when = None
-        if when is None:
-            raise MemtuiError(f"MEMTUI_NOW={fixed!r} is not an RFC 3339 time")
-        return when
-    return datetime.now(UTC)
-
-
-def emit_json(value: Any) -> None:
-    print(json_safe(json.dumps(value, ensure_ascii=False, indent=2)))
 
 
 # -- commands ---------------------------------------------------------------------------------
@@ -133,7 +117,7 @@ def _replace_demo(path: Path, size: int, seed: int, now: datetime, settings: Set
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
-    stats = store_stats(_open(args.store, settings))
+    stats = store_stats(open_cli_store(args.store, settings))
     if args.json:
         emit_json(stats)
         return 0
@@ -155,7 +139,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
-    store = _open(args.store, settings)
+    store = open_cli_store(args.store, settings)
     if args.limit is not None and args.limit < 0:
         raise UsageError("--limit must be 0 or more")
     chosen = select(
@@ -186,7 +170,7 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
-    store = _open(args.store, settings)
+    store = open_cli_store(args.store, settings)
     memory = store.find(args.id)
     touching = [tx for tx in store.transactions() if args.id in tx.memory_ids]
     if memory is None:
@@ -221,7 +205,7 @@ def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_edit(args: argparse.Namespace, settings: Settings) -> int:
-    store = _open(args.store, settings)
+    store = open_cli_store(args.store, settings)
     before = store.get(args.id)
     changes: dict[str, Any] = {}
     if args.content is not None:
@@ -267,7 +251,7 @@ def cmd_edit(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
-    store = _open(args.store, settings)
+    store = open_cli_store(args.store, settings)
     undone = store.undone()
     history = store.history()
     if args.limit is not None:
@@ -284,31 +268,28 @@ def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
 
 def _tx_line(tx: Any, undone_by: int | None) -> str:
     when = format_iso(tx.at.replace(microsecond=0))
-    count = len(tx.changes)
-    entries = f"{count} entr{'y' if count == 1 else 'ies'}"
+    touched = entries(len(tx.changes))
     tail = f"  [undone by {undone_by}]" if undone_by else ""
     return (
-        f"{tx.id:>5}  {when}  {tx.actor:<5} {tx.kind:<9} {entries:<11} {one_line(tx.reason)}{tail}"
+        f"{tx.id:>5}  {when}  {tx.actor:<5} {tx.kind:<9} {touched:<11} {one_line(tx.reason)}{tail}"
     )
 
 
 def cmd_undo(args: argparse.Namespace, settings: Settings) -> int:
-    store = _open(args.store, settings)
+    store = open_cli_store(args.store, settings)
     tx = store.undo(args.tx, now=now_utc(), actor=Actor.USER)
     if args.json:
         emit_json(transaction_detail(tx))
         return 0
-    count = len(tx.changes)
     print(
-        f"undid transaction {tx.undoes} as transaction {tx.id}: "
-        f"{count} entr{'y' if count == 1 else 'ies'} restored"
+        f"undid transaction {tx.undoes} as transaction {tx.id}: {entries(len(tx.changes))} restored"
     )
     print(f"redo with: memtui undo {args.store} {tx.id}")
     return 0
 
 
 def cmd_backups(args: argparse.Namespace, settings: Settings) -> int:
-    store = _open(args.store, settings)
+    store = open_cli_store(args.store, settings)
     backups = store.backups()
     if args.json:
         emit_json([backup_record(b) for b in backups])
@@ -321,7 +302,7 @@ def cmd_backups(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_rollback(args: argparse.Namespace, settings: Settings) -> int:
-    store = _open(args.store, settings)
+    store = open_cli_store(args.store, settings)
     tx = store.rollback(args.backup, now=now_utc(), actor=Actor.USER)
     if args.json:
         emit_json(transaction_detail(tx))
@@ -335,7 +316,7 @@ def cmd_rollback(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
-    source = _open(args.src, settings)
+    source = open_cli_store(args.src, settings)
     dest = Path(args.dest).expanduser()
     store = create_native_store(
         dest,
@@ -351,7 +332,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
-    store = _open(args.store, settings)
+    store = open_cli_store(args.store, settings)
     report = export_store(store, Path(args.dest).expanduser(), args.format, now_utc())
     print(f"exported {report.written} entries to {report.path} ({report.format})")
     if report.dropped:
@@ -380,10 +361,6 @@ def cmd_locate(args: argparse.Namespace, settings: Settings) -> int:
 
 
 # -- plumbing ---------------------------------------------------------------------------------
-
-
-def _open(location: str, settings: Settings) -> Store:
-    return Store.open(location, settings.keep_backups)
 
 
 def _run_tui(store: str | None, settings: Settings) -> int:
@@ -419,7 +396,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    def command(name: str, func: Command, help_text: str, *, json_flag: bool = True) -> _Parser:
+    def command(
+        name: str, func: Command, help_text: str, *, json_flag: bool = True, store: bool = True
+    ) -> _Parser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(func=func)
         if json_flag:
@@ -482,6 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dest", metavar="DEST")
     p.add_argument("--format", required=True, choices=EXPORT_FORMATS)
 
+    cli_curate.add_commands(command)
     command("locate", cmd_locate, "where memtui keeps its config and data")
     return parser
 

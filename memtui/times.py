@@ -68,3 +68,14 @@ def format_iso(dt: datetime | None) -> str | None:
 
 def days_between(start: datetime, end: datetime) -> float:
     return (end - start).total_seconds() / 86400.0
+
+
+def to_base36(n: int) -> str:
+    """As JavaScript's `n.toString(36)` (pi's ids carry the creation time this way)."""
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if n == 0:
+            return out

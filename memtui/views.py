@@ -166,6 +166,10 @@ def age_text(when: datetime | None, now: datetime) -> str:
     return f"{int(seconds)}s"
 
 
+def entries(n: int) -> str:
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
+
+
 def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"
 

@@ -128,8 +128,10 @@ def test_real_process_prints_no_traceback(tmp_path: Path) -> None:
     path = tmp_path / "store.json"
     path.write_bytes(BAD_FILES["truncated"][0])
     proc = subprocess.run(
-        [sys.executable, "-m", "memtui", "list", str(path)], capture_output=True, text=True,
+        [sys.executable, "-m", "memtui", "list", str(path)],
+        capture_output=True,
+        text=True,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
-    )  # fmt: skip
+    )
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.startswith("memtui: ") and proc.stderr.count("\n") == 1

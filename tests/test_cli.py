@@ -27,8 +27,19 @@ def test_help_lists_every_command_with_help_text(cli: Cli) -> None:
     with pytest.raises(SystemExit):
         cli("--help")
     commands = _commands()
-    for name in ["demo", "stats", "list", "show", "edit", "history", "undo", "backups",
-                 "rollback", "import", "export"]:  # fmt: skip
+    for name in [
+        "demo",
+        "stats",
+        "list",
+        "show",
+        "edit",
+        "history",
+        "undo",
+        "backups",
+        "rollback",
+        "import",
+        "export",
+    ]:
         assert commands.get(name), f"{name} has no help"
 
 
@@ -83,8 +94,9 @@ def test_stats_json_shape(cli: Cli) -> None:
 
 def test_list_filters_sorts_and_limits(cli: Cli) -> None:
     path = FIXTURES / "items.jsonl"
-    records = json.loads(cli("list", path, "--json", "--user", "u1", "--sort", "importance",
-                             "--desc").out)  # fmt: skip
+    records = json.loads(
+        cli("list", path, "--json", "--user", "u1", "--sort", "importance", "--desc").out
+    )
     assert [r["id"] for r in records] == ["6", "1", "5", "2", "3", "7"]  # superseded 4 hidden
     keys = {"id", "content", "category", "importance", "source", "status", "user_id", "created_at"}
     assert keys <= set(records[0])
@@ -112,8 +124,9 @@ def test_edit_on_pi_changes_only_that_entry(fixture_copy: Callable[[str], Path],
     path = fixture_copy("realistic-store.json")
     before = json.loads(path.read_bytes())
     target = before["memories"][7]
-    result = cli("edit", path, target["id"], "--content", "I ride my bike to school.",
-                 "--importance", "0.6")  # fmt: skip
+    result = cli(
+        "edit", path, target["id"], "--content", "I ride my bike to school.", "--importance", "0.6"
+    )
     assert result.code == 0 and "transaction 1" in result.out
     after = json.loads(path.read_bytes())
     assert path.stat().st_mode & 0o777 == 0o600
@@ -148,8 +161,14 @@ def test_reading_commands_never_rewrite_the_store(
     path = fixture_copy(name)
     data, stamp = path.read_bytes(), path.stat().st_mtime_ns
     ident = open_store(path).memories()[0].id
-    for args in (["stats"], ["list"], ["list", "--json"], ["show", ident], ["history"],
-                 ["backups", "--json"]):  # fmt: skip
+    for args in (
+        ["stats"],
+        ["list"],
+        ["list", "--json"],
+        ["show", ident],
+        ["history"],
+        ["backups", "--json"],
+    ):
         assert cli(args[0], path, *args[1:]).code == 0
     assert path.read_bytes() == data and path.stat().st_mtime_ns == stamp
     assert not path.with_name(path.name + ".memtui").exists()
@@ -163,10 +182,17 @@ def test_history_undo_backups_rollback(fixture_copy: Callable[[str], Path], cli:
     history = json.loads(cli("history", path, "--json").out)
     assert [h["id"] for h in history] == [2, 1]
     assert history[0] == {
-        "id": 2, "at": "2026-11-30T12:00:00Z", "actor": "user", "kind": "edit",
-        "reason": "stale", "memory_ids": ["9"], "undoes": None, "undone_by": None,
-        "backup": history[0]["backup"], "details": {},
-    }  # fmt: skip
+        "id": 2,
+        "at": "2026-11-30T12:00:00Z",
+        "actor": "user",
+        "kind": "edit",
+        "reason": "stale",
+        "memory_ids": ["9"],
+        "undoes": None,
+        "undone_by": None,
+        "backup": history[0]["backup"],
+        "details": {},
+    }
     undo = cli("undo", path)
     assert undo.code == 0 and "undid transaction 2 as transaction 3" in undo.out
     assert open_store(path).get("9").status.value == "active"

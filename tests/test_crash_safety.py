@@ -37,10 +37,14 @@ while True:
 
 def _make_store(tmp_path: Path, fmt: str, size: int = 2000) -> Path:
     memories = [
-        Memory(id=str(i + 1), content="n=0" if i < TOUCHED else f"memory number {i} " * 3,
-               user_id="u1", created_at=NOW)
+        Memory(
+            id=str(i + 1),
+            content="n=0" if i < TOUCHED else f"memory number {i} " * 3,
+            user_id="u1",
+            created_at=NOW,
+        )
         for i in range(size)
-    ]  # fmt: skip
+    ]
     native = tmp_path / "native.json"
     create_native_store(native, memories, now=NOW, kind="import", reason="crash test")
     if fmt == "native":
@@ -73,8 +77,10 @@ def test_kill_9_during_commits_never_corrupts(tmp_path: Path, fmt: str) -> None:
     for _ in range(20):  # three formats: 60 kills in all
         child = subprocess.Popen(
             [sys.executable, "-c", CHILD, str(path)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
         assert child.stdout is not None and child.stdout.readline() == b"ready\n"
         time.sleep(rng.uniform(0.02, 0.25))
         child.send_signal(signal.SIGKILL)

@@ -11,8 +11,14 @@ import memtui
 
 ROOT = Path(__file__).parent.parent
 CORE_PACKAGES = ("memtui.stores", "memtui.engine")
-CORE_MODULES = ("memtui.model", "memtui.times", "memtui.errors", "memtui.llm", "memtui.views",
-                "memtui.cli")  # fmt: skip
+CORE_MODULES = (
+    "memtui.model",
+    "memtui.times",
+    "memtui.errors",
+    "memtui.llm",
+    "memtui.views",
+    "memtui.cli",
+)
 
 
 def _core_modules() -> list[str]:

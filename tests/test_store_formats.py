@@ -56,8 +56,13 @@ def test_longterm_json_array_layout(tmp_path: Path) -> None:
     store = open_store(path)
     assert store.format_name == "longterm" and len(store) == 12
     memory = store.get("3")
-    store.commit([Change(memory, memory.with_(importance=0.2))], actor="user", kind="edit",
-                 reason="t", now=NOW)  # fmt: skip
+    store.commit(
+        [Change(memory, memory.with_(importance=0.2))],
+        actor="user",
+        kind="edit",
+        reason="t",
+        now=NOW,
+    )
     again = json.loads(path.read_text())
     assert isinstance(again, list) and again[2]["importance"] == 0.2
     assert again[:2] == records[:2] and again[3:] == records[3:]
@@ -93,8 +98,10 @@ def test_native_store_is_a_tinydb_database(tmp_path: Path) -> None:
     db = TinyDB(path)
     try:
         assert sorted(d["content"] for d in db.table("memories").all()) == [
-            "fact number 0", "fact number 1", "fact number 2",
-        ]  # fmt: skip
+            "fact number 0",
+            "fact number 1",
+            "fact number 2",
+        ]
         assert db.table("meta").all()[0]["memtui_schema"] == 1
         assert db.table("journal").all()[0]["kind"] == "import"
     finally:
@@ -166,5 +173,7 @@ def test_what_a_format_writes_reads_back_as_its_visible_form(fixture: str, memor
     assert decoded.with_(superseded_by=memory.superseded_by) == visible
     # what survives is what the user wrote
     assert (visible.content, visible.tags, visible.importance) == (
-        memory.content, memory.tags, memory.importance,
-    )  # fmt: skip
+        memory.content,
+        memory.tags,
+        memory.importance,
+    )

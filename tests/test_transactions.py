@@ -93,8 +93,11 @@ def test_undo_on_pi_gives_back_the_entry_bytes(fixture_copy: Callable[[str], Pat
     victims = store.memories()[5:8]
     store.commit(
         [Change(m, m.with_(status=Status.MERGED, superseded_by="x")) for m in victims],
-        actor="plan", kind="merge", reason="gone from the file", now=NOW,
-    )  # fmt: skip
+        actor="plan",
+        kind="merge",
+        reason="gone from the file",
+        now=NOW,
+    )
     assert len(json.loads(path.read_bytes())["memories"]) == 297
     open_store(path).undo(now=NOW)
     restored = json.loads(path.read_bytes())
@@ -131,8 +134,13 @@ def test_outside_write_to_the_same_entry_is_refused(store_path: Path) -> None:
     store = open_store(store_path)
     mine = _edit(store, 0, content="memtui's edit")
     outsider = open_store(store_path)
-    outsider.commit([_edit(outsider, 0, content="the agent's edit")], actor="user", kind="edit",
-                    reason="agent", now=NOW)  # fmt: skip
+    outsider.commit(
+        [_edit(outsider, 0, content="the agent's edit")],
+        actor="user",
+        kind="edit",
+        reason="agent",
+        now=NOW,
+    )
     on_disk = store_path.read_bytes()
     with pytest.raises(ConflictError, match="changed since memtui read it"):
         store.commit([mine], actor="user", kind="edit", reason="memtui", now=NOW)
@@ -153,11 +161,21 @@ def test_outside_raw_write_by_the_agent_is_detected(fixture_copy: Callable[[str]
     assert store.changed_on_disk()
     first = store.memories()[0]
     with pytest.raises(ConflictError):
-        store.commit([Change(first, first.with_(importance=0.1))], actor="user", kind="edit",
-                     reason="", now=NOW)  # fmt: skip
+        store.commit(
+            [Change(first, first.with_(importance=0.1))],
+            actor="user",
+            kind="edit",
+            reason="",
+            now=NOW,
+        )
     second = store.memories()[2]
-    store.commit([Change(second, second.with_(importance=0.1))], actor="user", kind="edit",
-                 reason="", now=NOW)  # fmt: skip
+    store.commit(
+        [Change(second, second.with_(importance=0.1))],
+        actor="user",
+        kind="edit",
+        reason="",
+        now=NOW,
+    )
     final = json.loads(path.read_bytes())["memories"]
     assert final[0]["content"] == "pi rewrote this" and final[-1]["content"] == "added by pi"
     assert final[2]["potency"] == 0.1
@@ -170,8 +188,9 @@ def test_pi_lock_held_by_another_process_refuses(fixture_copy: Callable[[str], P
     original = path.read_bytes()
     store = open_store(path)
     with pytest.raises(StoreLockedError, match="locked by another process"):
-        store.commit([_edit(store, 0, importance=0.5)], actor="user", kind="edit", reason="",
-                     now=NOW)  # fmt: skip
+        store.commit(
+            [_edit(store, 0, importance=0.5)], actor="user", kind="edit", reason="", now=NOW
+        )
     assert path.read_bytes() == original and lock.exists()
 
 
@@ -190,8 +209,13 @@ def test_backups_roll_over(fixture_copy: Callable[[str], Path]) -> None:
     path = fixture_copy("items.jsonl")
     store = Store.open(path, keep_backups=3)
     for n in range(5):
-        store.commit([_edit(store, 0, importance=n / 10)], actor="user", kind="edit", reason="",
-                     now=NOW + timedelta(minutes=n))  # fmt: skip
+        store.commit(
+            [_edit(store, 0, importance=n / 10)],
+            actor="user",
+            kind="edit",
+            reason="",
+            now=NOW + timedelta(minutes=n),
+        )
     assert [b.tx_id for b in store.backups()] == [5, 4, 3]
 
 
@@ -222,8 +246,9 @@ def test_pending_transaction_of_a_dead_writer_is_resolved(
     """The writer died after the ledger's intent and before the store's rename."""
     path = fixture_copy("items.jsonl")
     store = open_store(path)
-    tx = store.commit([_edit(store, 0, importance=0.9)], actor="user", kind="edit", reason="",
-                      now=NOW)  # fmt: skip
+    tx = store.commit(
+        [_edit(store, 0, importance=0.9)], actor="user", kind="edit", reason="", now=NOW
+    )
     ledger = store.sidecar / "ledger.jsonl"
     lines = ledger.read_bytes().splitlines(keepends=True)
     intent = json.loads(lines[0])["tx"]
@@ -235,6 +260,5 @@ def test_pending_transaction_of_a_dead_writer_is_resolved(
     ledger.write_bytes(b"".join(lines) + json.dumps({"tx": ghost}).encode() + b'\n{"tx": {"id')
     reread = open_store(path)
     assert [t.id for t in reread.transactions()] == [tx.id]
-    reread.commit([_edit(reread, 1, importance=0.2)], actor="user", kind="edit", reason="",
-                  now=NOW)  # fmt: skip
+    reread.commit([_edit(reread, 1, importance=0.2)], actor="user", kind="edit", reason="", now=NOW)
     assert [t.id for t in open_store(path).transactions()] == [1, 3]

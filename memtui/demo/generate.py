@@ -41,9 +41,15 @@ class _Maker:
         return f"m_{to_epoch_ms(created):x}_{self.rng.getrandbits(24):06x}"
 
     def memory(
-        self, content: str, category: str, user: str, *, tags: tuple[str, ...] = (),
-        paths: tuple[str, ...] = (), age_days: float | None = None,
-    ) -> Memory:  # fmt: skip
+        self,
+        content: str,
+        category: str,
+        user: str,
+        *,
+        tags: tuple[str, ...] = (),
+        paths: tuple[str, ...] = (),
+        age_days: float | None = None,
+    ) -> Memory:
         rng = self.rng
         kind = rng.random()
         age = age_days if age_days is not None else rng.uniform(1, 180)

@@ -56,9 +56,13 @@ class ChangeImage:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ChangeImage:
         return cls(
-            d["id"], d.get("before"), d.get("after"), d.get("before_raw"), d.get("after_raw"),
+            d["id"],
+            d.get("before"),
+            d.get("after"),
+            d.get("before_raw"),
+            d.get("after_raw"),
             d.get("position"),
-        )  # fmt: skip
+        )
 
 
 @dataclass(slots=True)

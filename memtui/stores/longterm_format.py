@@ -34,12 +34,29 @@ _MEMTUI_ONLY_STATUSES = frozenset(
 )
 _KNOWN = frozenset(
     {
-        "id", "memory_id", "content", "importance", "embedding", "created_at", "last_accessed",
-        "last_decayed_at", "updated_at", "user_id", "category", "tags", "superseded",
-        "superseded_at", "supersedes", "deleted_at", "quarantined", "version", "access_count",
-        "source", "memtui_status",
+        "id",
+        "memory_id",
+        "content",
+        "importance",
+        "embedding",
+        "created_at",
+        "last_accessed",
+        "last_decayed_at",
+        "updated_at",
+        "user_id",
+        "category",
+        "tags",
+        "superseded",
+        "superseded_at",
+        "supersedes",
+        "deleted_at",
+        "quarantined",
+        "version",
+        "access_count",
+        "source",
+        "memtui_status",
     }
-)  # fmt: skip
+)
 
 
 class LongtermFormat:

@@ -25,27 +25,29 @@ from memtui.stores.fields import (
     EntryReader,
     json_type_name,
 )
-from memtui.times import from_epoch_ms, to_epoch_ms
+from memtui.times import from_epoch_ms, to_base36, to_epoch_ms
 
 PI_TYPES = frozenset({"decision", "convention", "pattern", "preference", "fact", "lesson"})
 # Content longer than this is refused by pi on add and update.
 PI_CONTENT_CAP = 500
 _KNOWN = frozenset(
     {
-        "id", "type", "content", "paths", "potency", "source", "tags", "createdAt",
-        "lastInjectedAt", "lastDecayedAt", "accessCount", "tenured", "evidenceCount", "userId",
+        "id",
+        "type",
+        "content",
+        "paths",
+        "potency",
+        "source",
+        "tags",
+        "createdAt",
+        "lastInjectedAt",
+        "lastDecayedAt",
+        "accessCount",
+        "tenured",
+        "evidenceCount",
+        "userId",
     }
-)  # fmt: skip
-
-
-def _to_base36(n: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while True:
-        n, r = divmod(n, 36)
-        out = digits[r] + out
-        if n == 0:
-            return out
+)
 
 
 class PiFormat:
@@ -113,7 +115,7 @@ class PiFormat:
 
     def new_id(self, doc: Document, now: datetime) -> str:
         while True:
-            ident = f"mem_{_to_base36(to_epoch_ms(now))}_{os.urandom(4).hex()}"
+            ident = f"mem_{to_base36(to_epoch_ms(now))}_{os.urandom(4).hex()}"
             if ident not in doc.memories:
                 return ident
 

@@ -295,9 +295,17 @@ class Store:
             _move_to_positions(doc, sorted(returning))
         backup_name = self._shelf.add(data, now, tx_id).name
         tx = Transaction(
-            tx_id, now, actor, kind, reason, images, undoes, backup_name, "committed",
+            tx_id,
+            now,
+            actor,
+            kind,
+            reason,
+            images,
+            undoes,
+            backup_name,
+            "committed",
             details=dict(details or {}),
-        )  # fmt: skip
+        )
         if in_file:
             doc.header["journal"] = [*doc.header.get("journal", []), tx.to_dict()]
             new_data = fmt.render(doc, now)

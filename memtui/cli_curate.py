@@ -1,0 +1,389 @@
+"""The consolidation commands of `memtui`: sim, pairs, plan, apply, merge, supersede,
+restore, chain, decay. Thin: the engine computes, `memtui.curate` commits."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memtui import curate, locations
+from memtui.cli_common import emit_json, now_utc, open_cli_store
+from memtui.config import Settings
+from memtui.engine.candidates import candidate_pairs
+from memtui.engine.decay import MODELS, model
+from memtui.engine.plan import Plan, plan_from_dict
+from memtui.engine.planner import make_plan
+from memtui.engine.profiles import PROFILE_NAMES, Profile, get_profile, profile_for_format
+from memtui.engine.similarity import METHODS, text_similarity
+from memtui.errors import MemtuiError
+from memtui.model import Status
+from memtui.stores import Store
+from memtui.stores.files import atomic_write
+from memtui.textsafe import one_line
+from memtui.times import parse_iso
+from memtui.views import entries, shorten
+
+
+def load_profile(store: Store, name: str | None, config: str | None) -> Profile:
+    """The store's profile (or `name`), with overrides from `config` or the settings file."""
+    chosen = name or profile_for_format(store.format_name)
+    if config:
+        return get_profile(chosen, Path(config).expanduser())
+    settings_file = locations.config_file()
+    return get_profile(chosen, settings_file if settings_file.exists() else None)
+
+
+def read_plan(path: str) -> Plan:
+    try:
+        data = orjson.loads(Path(path).expanduser().read_bytes())
+    except FileNotFoundError:
+        raise MemtuiError(f"{path}: no such plan file") from None
+    except IsADirectoryError:
+        raise MemtuiError(f"{path}: is a directory, not a plan file") from None
+    except OSError as e:
+        raise MemtuiError(f"{path}: cannot read it ({e.strerror})") from None
+    except orjson.JSONDecodeError as e:
+        raise MemtuiError(
+            f"{path}: not a plan file (not valid JSON: {str(e).split(':')[0]})"
+        ) from None
+    return plan_from_dict(data, path)
+
+
+def write_plan(plan: Plan, path: str) -> None:
+    target = Path(path).expanduser()
+    if target.exists():
+        try:
+            existing = orjson.loads(target.read_bytes())
+            is_plan = isinstance(existing, dict) and existing.get("format") == "memtui-plan"
+        except (OSError, orjson.JSONDecodeError):
+            is_plan = False
+        if not is_plan:
+            raise MemtuiError(f"{target}: exists and is not a memtui plan; not overwriting it")
+    atomic_write(target, orjson.dumps(plan.to_dict(), option=orjson.OPT_INDENT_2), mode=0o600)
+
+
+def _ids(text: str | None) -> list[str] | None:
+    return [i.strip() for i in text.split(",") if i.strip()] if text else None
+
+
+def cmd_sim(args: argparse.Namespace, settings: Settings) -> int:
+    methods = list(METHODS) if args.method == "all" else [args.method]
+    scores = {m: text_similarity(args.a, args.b, m) for m in methods}
+    if args.json:
+        emit_json({"a": args.a, "b": args.b, "scores": scores})
+    elif len(scores) == 1:
+        print(f"{next(iter(scores.values())):.6g}")
+    else:
+        for method, score in scores.items():
+            print(f"{method:<13} {score:.6g}")
+    return 0
+
+
+def cmd_pairs(args: argparse.Namespace, settings: Settings) -> int:
+    store = open_cli_store(args.store, settings)
+    profile = load_profile(store, None, None)
+    method = args.method or profile.method
+    threshold = args.threshold if args.threshold is not None else profile.merge_threshold or 0.8
+    active = [m for m in store.memories() if m.status is Status.ACTIVE]
+    pairs = candidate_pairs(active, method, threshold)
+    if args.limit is not None:
+        pairs = pairs[: args.limit]
+    if args.json:
+        emit_json([{"a": p.a, "b": p.b, "score": p.score} for p in pairs])
+        return 0
+    by_id = {m.id: m for m in active}
+    for p in pairs:
+        left, right = one_line(by_id[p.a].content), one_line(by_id[p.b].content)
+        print(
+            f"{p.score:.3f}  {one_line(p.a)}  {one_line(p.b)}  "
+            f"{shorten(left, 40)} | {shorten(right, 40)}"
+        )
+    print(f"{len(pairs)} pairs at {method} ≥ {threshold:g}", file=sys.stderr)
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace, settings: Settings) -> int:
+    store = open_cli_store(args.store, settings)
+    profile = load_profile(store, args.profile, args.profile_config)
+    now = _now_arg(args.now)
+    last_run = next((tx.at for tx in store.history() if tx.kind == "plan"), None)
+    plan = make_plan(
+        store.memories(),
+        profile,
+        now,
+        store=str(store.path),
+        store_format=store.format_name,
+        fingerprint=store.fingerprint,
+        last_run=last_run,
+    )
+    if args.out:
+        write_plan(plan, args.out)
+    if args.json:
+        emit_json(plan.to_dict())
+        return 0
+    print(plan_summary(plan))
+    for action in plan.actions:
+        mark = "?" if action.needs_decision else " "
+        print(f"{mark}{action.id:>6} {action.kind:<9} {one_line(action.reason)}")
+    if args.out:
+        print(f"plan written to {args.out}; apply it with: memtui apply {args.store} {args.out}")
+    return 0
+
+
+def plan_summary(plan: Plan) -> str:
+    counts = ", ".join(f"{kind} {n}" for kind, n in plan.summary.items()) or "nothing to do"
+    touched = len({t for a in plan.actions for t in a.targets})
+    head = f"{plan.profile} plan for {plan.store}: {counts} ({entries(touched)} touched)"
+    waiting = sum(a.needs_decision for a in plan.actions)
+    if waiting:
+        head += f"; {waiting} need a decision (marked ?)"
+    if plan.health:
+        head += "\nhealth: " + ", ".join(f"{k} {v}" for k, v in plan.health.items())
+    return head
+
+
+def _now_arg(text: str | None) -> Any:
+    if not text:
+        return now_utc()
+    try:
+        when = parse_iso(text)
+    except ValueError:
+        when = None
+    if when is None:
+        raise MemtuiError(f"--now {text!r} is not an ISO 8601 time")
+    return when
+
+
+def cmd_apply(args: argparse.Namespace, settings: Settings) -> int:
+    store = open_cli_store(args.store, settings)
+    plan = read_plan(args.plan)
+    curate.check_plan_fits(store, plan)
+    approved = _ids(args.only) or plan.default_approved()
+    skip = set(_ids(args.skip) or [])
+    approved = [a for a in approved if a not in skip]
+    for ident in approved:
+        plan.action(ident)
+    kinds = [plan.action(a).kind for a in approved]
+    touched = len({t for a in approved for t in plan.action(a).targets})
+    what = ", ".join(f"{k} {kinds.count(k)}" for k in dict.fromkeys(kinds))
+    if not args.yes and sys.stdin.isatty():
+        answer = input(
+            f"apply {len(approved)} actions ({what}): {entries(touched)} touched, "
+            "a backup is kept. Continue? [y/N] "
+        )
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing applied", file=sys.stderr)
+            return 1
+    before = sum(1 for m in store.memories() if m.visible)
+    tx = curate.apply_plan(store, plan, approved, now=now_utc())
+    after = sum(1 for m in store.memories() if m.visible)
+    if args.json:
+        from memtui.views import transaction_record
+
+        emit_json(transaction_record(tx))
+        return 0
+    print(
+        f"applied {len(approved)} actions ({what}) in transaction {tx.id}: "
+        f"{before} entries → {after}"
+    )
+    print(f"undo with: memtui undo {args.store} {tx.id}")
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace, settings: Settings) -> int:
+    store = open_cli_store(args.store, settings)
+    tx = curate.merge_by_hand(
+        store, args.ids, strategy=args.strategy, content=args.content, now=now_utc()
+    )
+    merged = store.get(tx.details["merged"]) if store.find(tx.details["merged"]) else None
+    if args.json:
+        from memtui.views import memory_record, transaction_record
+
+        emit_json(
+            {
+                "transaction": transaction_record(tx),
+                "merged": memory_record(merged) if merged else tx.details["merged"],
+            }
+        )
+        return 0
+    print(f"merged {entries(len(args.ids))} into {tx.details['merged']} (transaction {tx.id})")
+    if merged is not None:
+        print(f"  {one_line(merged.content)}")
+    print(f"undo with: memtui undo {args.store} {tx.id}")
+    return 0
+
+
+def cmd_supersede(args: argparse.Namespace, settings: Settings) -> int:
+    store = open_cli_store(args.store, settings)
+    tx = curate.supersede(store, args.old, args.new, reason=args.reason or "", now=now_utc())
+    print(f"{args.new} now supersedes {args.old} (transaction {tx.id})")
+    print(f"undo with: memtui undo {args.store} {tx.id}")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
+    store = open_cli_store(args.store, settings)
+    tx = curate.restore(store, args.id, now=now_utc())
+    print(f"{tx.reason} (transaction {tx.id})")
+    print(f"undo with: memtui undo {args.store} {tx.id}")
+    return 0
+
+
+def cmd_chain(args: argparse.Namespace, settings: Settings) -> int:
+    store = open_cli_store(args.store, settings)
+    chain = curate.lineage(store, args.id)
+    if args.json:
+        emit_json(chain.to_dict())
+        return 0
+    for label, ids in (("replaced", chain.supersedes), ("replaced by", chain.superseded_by)):
+        for ident in ids:
+            record = chain.records.get(ident)
+            text = one_line(record.content) if record else "(not found)"
+            status = record.status.value if record else "?"
+            print(f"{label:>12}  {one_line(ident)} [{status}]  {shorten(text, 70)}")
+    me = chain.records[chain.id]
+    print(
+        f"{'this':>12}  {one_line(chain.id)} [{me.status.value}]  "
+        f"{shorten(one_line(me.content), 70)}"
+    )
+    for event in chain.events:
+        tx = f"tx {event['tx']}" if event["tx"] else "source"
+        print(
+            f"  {event['at'][:19]}  {tx:<7} {event['actor']:<6} {event['kind']:<10} "
+            f"{one_line(event['reason'])}"
+        )
+    return 0
+
+
+def cmd_decay(args: argparse.Namespace, settings: Settings) -> int:
+    store = open_cli_store(args.store, settings)
+    profile = load_profile(store, None, None)
+    decay = model(
+        args.model or profile.decay_model or "longterm", None if args.model else profile.decay_rate
+    )
+    line = profile.archive_line if profile.archive_line is not None else profile.expire_below
+    now = now_utc()
+    if args.days < 1 or args.days > 36500:
+        raise MemtuiError("--days must be between 1 and 36500")
+    if args.id:
+        memory = store.get(args.id)
+        days = sorted({0, *range(0, args.days + 1, max(1, args.days // 10)), args.days})
+        curve = [{"day": d, "importance": decay.value_at(memory, now, d)} for d in days]
+        crossing = decay.crossing_day(memory, now, line)
+        if args.json:
+            emit_json(
+                {
+                    "id": memory.id,
+                    "model": decay.name,
+                    "line": line,
+                    "crosses_line_in_days": crossing,
+                    "curve": curve,
+                }
+            )
+            return 0
+        print(f"{one_line(memory.id)} under {decay.name} (line {line:g}):")
+        for point in curve:
+            bar = "█" * round(point["importance"] * 40)
+            print(f"  day {point['day']:>5}  {point['importance']:.3f}  {bar}")
+        when = "never" if crossing is None else f"in {crossing:.1f} days"
+        print(f"crosses {line:g}: {when}")
+        return 0
+    rows = []
+    for memory in store.memories():
+        if memory.status is not Status.ACTIVE:
+            continue
+        crossing = decay.crossing_day(memory, now, line)
+        rows.append(
+            {
+                "id": memory.id,
+                "importance": memory.importance,
+                "now": decay.value_at(memory, now),
+                f"in_{args.days}_days": decay.value_at(memory, now, args.days),
+                "crosses_line_in_days": crossing,
+            }
+        )
+    rows.sort(key=lambda r: (r["crosses_line_in_days"] is None, r["crosses_line_in_days"] or 0))
+    if args.json:
+        emit_json({"model": decay.name, "line": line, "days": args.days, "entries": rows})
+        return 0
+    within = [
+        r
+        for r in rows
+        if r["crosses_line_in_days"] is not None and r["crosses_line_in_days"] <= args.days
+    ]
+    print(
+        f"{decay.name} decay, line {line:g}: {len(within)} of {len(rows)} active entries cross it "
+        f"within {args.days} days"
+    )
+    for r in within:
+        print(
+            f"  {r['crosses_line_in_days']:6.1f} d  {r['now']:.3f} → "
+            f"{r[f'in_{args.days}_days']:.3f}  "
+            f"{one_line(r['id'])}"
+        )
+    return 0
+
+
+def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
+    p = command("sim", cmd_sim, "similarity of two texts", store=False)
+    p.add_argument("a", metavar="A")
+    p.add_argument("b", metavar="B")
+    p.add_argument("--method", default="pi", choices=[*METHODS, "all"])
+
+    p = command("pairs", cmd_pairs, "pairs of entries (same user) at or above a threshold")
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("--method", choices=METHODS, help="default: the store's profile")
+    p.add_argument("--threshold", type=float, metavar="T", help="default: the profile's merge line")
+    p.add_argument("--limit", type=int, metavar="N")
+
+    p = command("plan", cmd_plan, "propose a consolidation plan (changes nothing)")
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("--profile", choices=PROFILE_NAMES, help="default: by store format")
+    p.add_argument(
+        "--config",
+        dest="profile_config",
+        metavar="FILE",
+        help="TOML with [profiles.NAME] overrides",
+    )
+    p.add_argument("--now", metavar="ISO8601", help="plan as of this time")
+    p.add_argument("--out", metavar="FILE", help="also write the plan (JSON) here")
+
+    p = command("apply", cmd_apply, "apply a plan file (all, or chosen actions) as one transaction")
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("plan", metavar="PLAN_FILE")
+    p.add_argument("--only", metavar="ID,...", help="apply just these actions")
+    p.add_argument("--skip", metavar="ID,...", help="leave these actions out")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
+    p = command("merge", cmd_merge, "merge two or more entries by hand (one transaction)")
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("--content", metavar="TEXT", help="the merged wording (default: by strategy)")
+    p.add_argument("--strategy", default="rule", choices=("rule", "keep-base"))
+
+    p = command("supersede", cmd_supersede, "mark OLD as replaced by NEW", json_flag=False)
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("old", metavar="OLD_ID")
+    p.add_argument("new", metavar="NEW_ID")
+    p.add_argument("--reason", metavar="TEXT")
+
+    p = command(
+        "restore", cmd_restore, "bring back a merged, superseded or archived entry", json_flag=False
+    )
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("id", metavar="ID")
+
+    p = command("chain", cmd_chain, "an entry's lineage: what it replaced and what replaced it")
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("id", metavar="ID")
+
+    p = command("decay", cmd_decay, "projected importance and when entries cross the line")
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("id", nargs="?", metavar="ID")
+    p.add_argument("--model", choices=MODELS, help="default: the store's profile")
+    p.add_argument("--days", type=int, default=30, metavar="N")

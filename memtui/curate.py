@@ -1,0 +1,346 @@
+"""Changing a store with the engine: apply a plan, merge and supersede by hand, restore, and
+read an entry's lineage. Each change is one store transaction (see `Store.commit`).
+
+Shared by the CLI and the TUI; the engine computes, the store commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memtui.engine.ids import IdMaker
+from memtui.engine.merging import merge_entries, retire
+from memtui.engine.plan import Plan, plan_changes
+from memtui.engine.profiles import profile_for_format
+from memtui.errors import MemtuiError, NotFoundError
+from memtui.model import Memory, Status
+from memtui.stores import Actor, Change, Store, Transaction
+from memtui.stores.ledger import ChangeImage
+from memtui.times import format_iso
+from memtui.views import entries
+
+RETIRED = (Status.MERGED, Status.SUPERSEDED)
+
+
+# -- plans ------------------------------------------------------------------------------------
+
+
+def check_plan_fits(store: Store, plan: Plan) -> None:
+    if plan.store_format != store.format_name:
+        raise MemtuiError(
+            f"the plan was made for a {plan.store_format} store; "
+            f"{store.path} is {store.format_name}"
+        )
+    if plan.store and Path(plan.store).resolve() != store.path.resolve():
+        raise MemtuiError(f"the plan was made for {plan.store}, not {store.path}")
+
+
+def apply_plan(
+    store: Store, plan: Plan, approved: Sequence[str] | None, *, now: datetime
+) -> Transaction:
+    """Apply the approved actions (default: all that need no decision) as one transaction.
+
+    Refused, with nothing written, when the store changed in the entries the plan touches.
+    """
+    check_plan_fits(store, plan)
+    chosen = list(approved) if approved is not None else plan.default_approved()
+    if not chosen:
+        raise MemtuiError("no action is approved; nothing to apply")
+    planned = plan_changes(plan, chosen)
+    if not planned:
+        raise MemtuiError("the approved actions change nothing")
+    kinds = [plan.action(a).kind for a in chosen]
+    summary = ", ".join(f"{k} {kinds.count(k)}" for k in dict.fromkeys(kinds))
+    actors = {plan.action(a).actor for a in chosen}
+    return store.commit(
+        [Change(c.before, c.after) for c in planned],
+        actor=Actor.LLM if Actor.LLM in actors else Actor.PLAN,
+        kind="plan",
+        reason=f"{plan.profile} plan: {summary}",
+        now=now,
+        details={"profile": plan.profile, "actions": chosen, "plan_now": plan.now.isoformat()},
+    )
+
+
+# -- by hand ----------------------------------------------------------------------------------
+
+
+def _live_members(store: Store, ids: Sequence[str]) -> list[Memory]:
+    if len(set(ids)) != len(ids):
+        raise MemtuiError("the same entry is named twice")
+    members = [store.get(i) for i in ids]
+    for m in members:
+        if m.status in RETIRED or m.status is Status.DELETED:
+            raise MemtuiError(f"{m.id} is {m.status.value}; restore it before merging it")
+    return members
+
+
+def merge_rule(store: Store, strategy: str) -> str:
+    if strategy == "keep-base":
+        return "keep-base"
+    if strategy != "rule":
+        raise MemtuiError(f"unknown merge strategy {strategy!r} (use rule or keep-base)")
+    return "pi" if profile_for_format(store.format_name) == "pi" else "longterm"
+
+
+def preview_merge(
+    store: Store,
+    ids: Sequence[str],
+    *,
+    strategy: str = "rule",
+    content: str | None = None,
+    now: datetime,
+) -> tuple[Memory, list[Memory]]:
+    """The merged entry and the retired members, as a merge would write them."""
+    members = _live_members(store, ids)
+    maker = IdMaker(store.format_name, [m.id for m in store.memories()], now)
+    return merge_entries(
+        members,
+        new_id=maker.new("|".join(ids)),
+        now=now,
+        rule=merge_rule(store, strategy),
+        content=content,
+    )
+
+
+def merge_by_hand(
+    store: Store,
+    ids: Sequence[str],
+    *,
+    strategy: str = "rule",
+    content: str | None = None,
+    now: datetime,
+) -> Transaction:
+    members = _live_members(store, ids)
+    merged, retired = preview_merge(store, ids, strategy=strategy, content=content, now=now)
+    how = "own text" if content is not None else strategy
+    changes = [Change(None, merged), *(Change(m, r) for m, r in zip(members, retired, strict=True))]
+    return store.commit(
+        changes,
+        actor=Actor.USER,
+        kind="merge",
+        now=now,
+        reason=f"merged {entries(len(members))} by hand ({how})",
+        details={"merged": merged.id},
+    )
+
+
+def supersede(store: Store, old_id: str, new_id: str, *, reason: str, now: datetime) -> Transaction:
+    if old_id == new_id:
+        raise MemtuiError("an entry cannot supersede itself")
+    old, new = _live_members(store, [old_id, new_id])
+    if old.user_id != new.user_id:
+        raise MemtuiError(f"{old_id} and {new_id} belong to different users")
+    [retired] = retire([old], new.id, now, Status.SUPERSEDED)
+    successor = new.with_(supersedes=(*new.supersedes, old.id), updated_at=now)
+    return store.commit(
+        [Change(old, retired), Change(new, successor)],
+        actor=Actor.USER,
+        kind="supersede",
+        reason=reason or f"{new_id} replaces {old_id}",
+        now=now,
+    )
+
+
+# -- records, lineage and restore -------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class History:
+    """Every image the ledger holds of each entry, oldest first."""
+
+    images: dict[str, list[tuple[Transaction, ChangeImage]]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, store: Store) -> History:
+        history = cls()
+        for tx in store.transactions():
+            for change in tx.changes:
+                history.images.setdefault(change.id, []).append((tx, change))
+        return history
+
+    def latest(self, ident: str) -> ChangeImage | None:
+        images = self.images.get(ident)
+        return images[-1][1] if images else None
+
+    def created_by_merge(self, ident: str) -> bool | None:
+        """True if a transaction created it, False if it existed before, None if unknown."""
+        images = self.images.get(ident)
+        if not images:
+            return None
+        first = images[0][1]
+        return first.before is None
+
+
+def record_of(store: Store, ident: str, history: History | None = None) -> Memory | None:
+    """The entry as the store holds it, or as the ledger last saw it (pi stores drop merged
+    and superseded entries from the file; their records live on in the ledger). Lineage fields
+    the file cannot hold come from the ledger."""
+    history = history or History.of(store)
+    current = store.find(ident)
+    image = history.latest(ident)
+    remembered = image.after_memory() if image is not None else None
+    if current is None:
+        return remembered
+    if remembered is not None and store.format_name == "pi":
+        return current.with_(
+            supersedes=remembered.supersedes,
+            superseded_by=remembered.superseded_by,
+            superseded_at=remembered.superseded_at,
+        )
+    return current
+
+
+@dataclass(slots=True)
+class Lineage:
+    id: str
+    supersedes: list[str]
+    superseded_by: list[str]
+    records: dict[str, Memory]
+    events: list[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "supersedes": self.supersedes,
+            "superseded_by": self.superseded_by,
+            "events": self.events,
+        }
+
+
+def lineage(store: Store, ident: str) -> Lineage:
+    """What the entry replaced and what replaced it, transitively, with the events."""
+    history = History.of(store)
+    start = record_of(store, ident, history)
+    if start is None:
+        raise NotFoundError(f"{store.path}: no memory with id {ident!r}, now or in the ledger")
+    records = {ident: start}
+
+    def get(i: str) -> Memory | None:
+        if i not in records:
+            found = record_of(store, i, history)
+            if found is None:
+                return None
+            records[i] = found
+        return records[i]
+
+    older: list[str] = []
+    stack = list(start.supersedes)
+    while stack:
+        current = stack.pop(0)
+        if current in older or current == ident:
+            continue
+        older.append(current)
+        record = get(current)
+        if record is not None:
+            stack.extend(record.supersedes)
+    newer: list[str] = []
+    successor = start.superseded_by
+    while successor and successor not in newer and successor != ident:
+        newer.append(successor)
+        record = get(successor)
+        successor = record.superseded_by if record is not None else None
+    chain = {ident, *older, *newer}
+    events = []
+    for i in chain:
+        record = records.get(i)
+        # links the source system made itself (no ledger entry explains them)
+        if i in history.images:
+            continue
+        if record is not None and record.superseded_by and record.superseded_at:
+            reason = str(record.extra.get("supersede_reason", ""))
+            events.append(
+                {
+                    "at": format_iso(record.superseded_at),
+                    "tx": None,
+                    "actor": "source",
+                    "kind": record.status.value,
+                    "reason": reason,
+                    "memory_ids": [i, record.superseded_by],
+                }
+            )
+    seen_tx: set[int] = set()
+    for i in chain:
+        for tx, _ in history.images.get(i, []):
+            if tx.id not in seen_tx:
+                seen_tx.add(tx.id)
+                events.append(
+                    {
+                        "at": format_iso(tx.at),
+                        "tx": tx.id,
+                        "actor": tx.actor,
+                        "kind": tx.kind,
+                        "reason": tx.reason,
+                        "memory_ids": [m for m in tx.memory_ids if m in chain],
+                    }
+                )
+    events.sort(key=lambda e: e["at"])
+    return Lineage(ident, older, newer, records, events)
+
+
+def restore(store: Store, ident: str, *, now: datetime) -> Transaction:
+    """Bring an entry back. A merge or absorption is undone as one unit: every member returns,
+    a merged entry that the merge created is removed (status deleted, restorable in turn), and
+    the lineage links are cut. A superseded entry returns and its successor forgets it."""
+    history = History.of(store)
+    entry = record_of(store, ident, history)
+    if entry is None:
+        raise NotFoundError(f"{store.path}: no memory with id {ident!r}, now or in the ledger")
+    if entry.status is Status.ACTIVE:
+        raise MemtuiError(f"{ident} is active; there is nothing to restore")
+    changes: dict[str, Change] = {}
+
+    def bring_back(member: Memory) -> None:
+        before = store.find(member.id)
+        image = history.latest(member.id)
+        back = member.with_(
+            status=Status.ACTIVE, superseded_by=None, superseded_at=None, updated_at=now
+        )
+        position = image.position if image is not None and before is None else None
+        changes[member.id] = Change(before if before is not None else member, back, None, position)
+
+    successor_id = entry.superseded_by if entry.status in RETIRED else None
+    if successor_id is None:
+        bring_back(entry)
+        reason = f"restored {ident} ({entry.status.value} → active)"
+    else:
+        successor = record_of(store, successor_id, history)
+        members = [entry]
+        if successor is not None:
+            for other_id in successor.supersedes:
+                other = record_of(store, other_id, history)
+                if (
+                    other is not None
+                    and other.id != ident
+                    and other.status in RETIRED
+                    and other.superseded_by == successor_id
+                ):
+                    members.append(other)
+        for member in members:
+            bring_back(member)
+        unit = entry.status is Status.MERGED and successor is not None
+        created = history.created_by_merge(successor_id) if successor is not None else None
+        if successor is not None and successor.status is Status.ACTIVE:
+            if unit and (
+                created
+                or (created is None and set(successor.supersedes) <= {m.id for m in members})
+            ):
+                after = successor.with_(status=Status.DELETED, updated_at=now)
+                what = f"removed the merged entry {successor_id}"
+            else:
+                remaining = tuple(s for s in successor.supersedes if s not in changes)
+                after = successor.with_(supersedes=remaining, updated_at=now)
+                what = f"{successor_id} no longer supersedes them"
+            current = store.find(successor_id)
+            changes[successor_id] = Change(current if current is not None else successor, after)
+        else:
+            what = "its successor is gone"
+        names = ", ".join(m.id for m in members)
+        reason = f"restored {names} from {successor_id}; {what}"
+    return store.commit(
+        list(changes.values()), actor=Actor.USER, kind="restore", reason=reason, now=now
+    )

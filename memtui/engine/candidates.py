@@ -1,0 +1,342 @@
+"""All pairs of memories scoring at or above a threshold, without comparing all n² pairs where
+the method and the threshold allow it. Exactly the pairs (and scores) of `brute_force_pairs`.
+
+- `pi` (overlap coefficient of 2-gram sets) and `tf-cosine` (term frequencies): prefix
+  filtering over an inverted index when it is selective (high thresholds): a pair that reaches
+  the threshold must share one of the rarest few tokens of a record, so only those are probed;
+  the candidates are then scored with the reference functions. At low thresholds, where most
+  pairs share common tokens, intersection sizes / dot products are counted for all pairs at
+  once with numpy (integer arithmetic, so the scores are bit-identical).
+- embeddings, `jaro-winkler`, `token-set`: blocks of rows scored in C (numpy, rapidfuzz
+  `cdist` with a score cutoff) and the survivors re-scored by the reference function.
+
+Pairs never cross users (`user_id`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from rapidfuzz import fuzz, process, utils
+from rapidfuzz.distance import JaroWinkler
+
+from memtui.engine.similarity import (
+    check_method,
+    embedding_cosine,
+    memory_similarity,
+    pi_grams,
+    pi_normalise,
+    tf_cosine_vectors,
+    tf_vector,
+)
+from memtui.model import Memory
+
+# prefix filtering pays off while the probed postings stay this many times the record count
+_PREFIX_BUDGET = 40
+_BLOCK = 512
+_MARGIN = 1e-9  # numeric filters keep pairs this close below the threshold for exact re-scoring
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    a: str
+    b: str
+    score: float
+
+
+Progress = Callable[[int, int], None]
+
+
+def _check_threshold(threshold: float) -> None:
+    if not 0.0 < threshold <= 1.0:
+        from memtui.errors import MemtuiError
+
+        raise MemtuiError(f"threshold must be in (0, 1], got {threshold}")
+
+
+def user_groups(memories: Sequence[Memory]) -> list[list[int]]:
+    """Indices of each user's memories (entries without a user form one group)."""
+    groups: dict[str | None, list[int]] = defaultdict(list)
+    for i, m in enumerate(memories):
+        groups[m.user_id].append(i)
+    return [g for g in groups.values() if len(g) >= 2]
+
+
+def candidate_pairs(
+    memories: Sequence[Memory],
+    method: str,
+    threshold: float,
+    *,
+    progress: Progress | None = None,
+) -> list[Pair]:
+    """Every pair of memories of the same user scoring ≥ threshold, highest first."""
+    check_method(method)
+    _check_threshold(threshold)
+    found: list[tuple[int, int, float]] = []
+    groups = user_groups(memories)
+    total = sum(len(g) for g in groups)
+    done = 0
+    for group in groups:
+        members = [memories[i] for i in group]
+        for a, b, score in _group_pairs(members, method, threshold):
+            found.append((group[a], group[b], score))
+        done += len(group)
+        if progress is not None:
+            progress(done, total)
+    return _ordered(memories, found)
+
+
+def brute_force_pairs(memories: Sequence[Memory], method: str, threshold: float) -> list[Pair]:
+    """The reference: every pair of the same user, scored one by one."""
+    check_method(method)
+    _check_threshold(threshold)
+    found = []
+    for group in user_groups(memories):
+        for x, i in enumerate(group):
+            for j in group[x + 1 :]:
+                score = memory_similarity(memories[i], memories[j], method)
+                if score >= threshold:
+                    found.append((i, j, score))
+    return _ordered(memories, found)
+
+
+def _ordered(memories: Sequence[Memory], found: list[tuple[int, int, float]]) -> list[Pair]:
+    found.sort(key=lambda t: (-t[2], t[0], t[1]))
+    return [Pair(memories[i].id, memories[j].id, s) for i, j, s in found]
+
+
+def _group_pairs(
+    members: list[Memory], method: str, threshold: float
+) -> Iterable[tuple[int, int, float]]:
+    if method == "pi":
+        sets = [pi_grams(pi_normalise(m.content)) for m in members]
+        return _overlap_pairs(sets, threshold)
+    if method == "tf-cosine":
+        return _tf_cosine_pairs(members, threshold)
+    if method == "jaro-winkler":
+        texts = [m.content.lower() for m in members]
+        return _cdist_pairs(texts, JaroWinkler.normalized_similarity, threshold, 1.0)
+    texts = [utils.default_process(m.content) for m in members]
+    return _cdist_pairs(texts, fuzz.token_set_ratio, threshold, 100.0)
+
+
+# -- overlap coefficient (pi) -----------------------------------------------------------------
+
+
+def _needed(size: int, threshold: float) -> int:
+    """The fewest shared tokens c with c / size ≥ threshold, in float arithmetic."""
+    c = max(1, math.floor(threshold * size) - 1)
+    while c / size < threshold:
+        c += 1
+    return c
+
+
+def _overlap_pairs(sets: list[frozenset[int]], threshold: float) -> list[tuple[int, int, float]]:
+    live = [i for i, s in enumerate(sets) if s]
+    df = Counter(token for i in live for token in sets[i])
+    order = {token: (n, token) for token, n in df.items()}
+    postings: dict[int, list[int]] = defaultdict(list)
+    for i in live:
+        for token in sets[i]:
+            postings[token].append(i)
+    prefixes = {}
+    volume = 0
+    for i in live:
+        size = len(sets[i])
+        tokens = sorted(sets[i], key=order.__getitem__)
+        prefix = tokens[: size - _needed(size, threshold) + 1]
+        prefixes[i] = prefix
+        volume += sum(df[t] for t in prefix)
+    if volume > _PREFIX_BUDGET * len(live) + 50_000:
+        return _overlap_pairs_counted(sets, live, threshold)
+    out = []
+    for x in live:
+        sx = sets[x]
+        size_x = len(sx)
+        seen: set[int] = set()
+        for token in prefixes[x]:
+            seen.update(postings[token])
+        for y in seen:
+            size_y = len(sets[y])
+            # x is the smaller side (ties: the lower index), whose prefix was probed
+            if size_y < size_x or (size_y == size_x and y <= x):
+                continue
+            score = len(sx & sets[y]) / size_x
+            if score >= threshold:
+                out.append((x, y, score) if x < y else (y, x, score))
+    return out
+
+
+def _overlap_pairs_counted(
+    sets: list[frozenset[int]], live: list[int], threshold: float
+) -> list[tuple[int, int, float]]:
+    vocabulary = {token: n for n, token in enumerate({t for i in live for t in sets[i]})}
+    postings: dict[int, list[int]] = defaultdict(list)
+    for i in live:
+        for token in sets[i]:
+            postings[vocabulary[token]].append(i)
+    arrays = {t: np.asarray(p, dtype=np.int64) for t, p in postings.items()}
+    sizes = np.asarray([len(s) for s in sets], dtype=np.int64)
+    n = len(sets)
+    out = []
+    for x in live:
+        gathered = np.concatenate([arrays[vocabulary[t]] for t in sets[x]])
+        gathered = gathered[gathered > x]
+        if not gathered.size:
+            continue
+        counts = np.bincount(gathered, minlength=n)
+        ys = np.nonzero(counts)[0]
+        scores = counts[ys] / np.minimum(sizes[x], sizes[ys])
+        keep = scores >= threshold
+        out.extend(
+            zip([x] * int(keep.sum()), ys[keep].tolist(), scores[keep].tolist(), strict=True)
+        )
+    return out
+
+
+# -- cosine (tf, embeddings) ------------------------------------------------------------------
+
+
+def _tf_cosine_pairs(members: list[Memory], threshold: float) -> list[tuple[int, int, float]]:
+    by_dim: dict[int, list[int]] = defaultdict(list)
+    for i, m in enumerate(members):
+        if m.embedding:
+            by_dim[len(m.embedding)].append(i)
+    dim_of = {i: d for d, idx in by_dim.items() if len(idx) >= 2 for i in idx}
+    vectors = [tf_vector(m.content) for m in members]
+
+    def both_embedded(x: int, y: int) -> bool:
+        d = dim_of.get(x)
+        return d is not None and dim_of.get(y) == d
+
+    out = [(x, y, s) for x, y, s in _tf_pairs(vectors, threshold) if not both_embedded(x, y)]
+    for dim_members in by_dim.values():
+        if len(dim_members) >= 2:
+            out.extend(_embedding_pairs(members, dim_members, threshold))
+    return out
+
+
+def _tf_pairs(vectors: list[Counter[str]], threshold: float) -> list[tuple[int, int, float]]:
+    live = [i for i, v in enumerate(vectors) if v]
+    df = Counter(t for i in live for t in vectors[i])
+    floor = (threshold - _MARGIN) ** 2
+    prefix_index: dict[str, list[int]] = defaultdict(list)
+    prefixes: dict[int, list[str]] = {}
+    volume = 0
+    for i in live:
+        v = vectors[i]
+        norm2 = sum(n * n for n in v.values())
+        rest = norm2
+        prefix = []
+        for token in sorted(v, key=lambda t: (df[t], t)):
+            if rest < floor * norm2:
+                break
+            prefix.append(token)
+            rest -= v[token] * v[token]
+        prefixes[i] = prefix
+        for token in prefix:
+            prefix_index[token].append(i)
+    for i in live:
+        volume += sum(len(prefix_index[t]) for t in prefixes[i])
+    if volume > _PREFIX_BUDGET * len(live) + 50_000:
+        return _tf_pairs_counted(vectors, live, threshold)
+    out = []
+    for x in live:
+        seen: set[int] = set()
+        for token in prefixes[x]:
+            seen.update(prefix_index[token])
+        for y in seen:
+            if y <= x:
+                continue
+            score = tf_cosine_vectors(vectors[x], vectors[y])
+            if score >= threshold:
+                out.append((x, y, score))
+    return out
+
+
+def _tf_pairs_counted(
+    vectors: list[Counter[str]], live: list[int], threshold: float
+) -> list[tuple[int, int, float]]:
+    vocabulary: dict[str, int] = {}
+    postings: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for i in live:
+        for token, count in vectors[i].items():
+            postings[vocabulary.setdefault(token, len(vocabulary))].append((i, count))
+    ids = {t: np.asarray([p[0] for p in ps], dtype=np.int64) for t, ps in postings.items()}
+    weights = {t: np.asarray([p[1] for p in ps], dtype=np.float64) for t, ps in postings.items()}
+    norms = np.zeros(len(vectors), dtype=np.float64)
+    for i in live:
+        norms[i] = math.sqrt(sum(n * n for n in vectors[i].values()))
+    n = len(vectors)
+    out = []
+    for x in live:
+        parts = [(vocabulary[t], c) for t, c in vectors[x].items()]
+        gathered = np.concatenate([ids[t] for t, _ in parts])
+        products = np.concatenate([weights[t] * c for t, c in parts])
+        keep = gathered > x
+        if not keep.any():
+            continue
+        # integer products and sums: exact in float64, so the division matches the reference
+        dots = np.bincount(gathered[keep], weights=products[keep], minlength=n)
+        ys = np.nonzero(dots)[0]
+        scores = dots[ys] / (norms[x] * norms[ys])
+        chosen = scores >= threshold
+        out.extend(
+            zip([x] * int(chosen.sum()), ys[chosen].tolist(), scores[chosen].tolist(), strict=True)
+        )
+    return out
+
+
+def _embedding_pairs(
+    members: list[Memory], chosen: list[int], threshold: float
+) -> list[tuple[int, int, float]]:
+    matrix = np.asarray([members[i].embedding for i in chosen], dtype=np.float64)
+    norms = np.linalg.norm(matrix, axis=1)
+    norms[norms == 0] = np.inf
+    unit = matrix / norms[:, None]
+    out = []
+    for start in range(0, len(chosen), _BLOCK):
+        block = unit[start : start + _BLOCK] @ unit[start:].T
+        rows, cols = np.nonzero(block >= threshold - _MARGIN)
+        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+            x, y = start + r, start + c
+            if y <= x:
+                continue
+            a, b = members[chosen[x]], members[chosen[y]]
+            score = embedding_cosine(a.embedding or (), b.embedding or ())
+            if score >= threshold:
+                out.append((chosen[x], chosen[y], score))
+    return out
+
+
+# -- rapidfuzz scorers ------------------------------------------------------------------------
+
+
+def _cdist_pairs(
+    texts: list[str], scorer: Callable[..., float], threshold: float, scale: float
+) -> list[tuple[int, int, float]]:
+    """cdist's batch scores can differ from the scorer's in the last bit: they only select
+    candidates (with a margin), which the scorer itself then scores."""
+    out = []
+    cutoff = max(0.0, (threshold - 1e-6) * scale)
+    for start in range(0, len(texts), _BLOCK):
+        block = process.cdist(
+            texts[start : start + _BLOCK],
+            texts[start:],
+            scorer=scorer,
+            score_cutoff=cutoff,
+            dtype=np.float64,
+            workers=-1,
+        )
+        rows, cols = np.nonzero(block >= cutoff if cutoff > 0 else block >= 0)
+        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+            if c > r:
+                x, y = start + r, start + c
+                score = scorer(texts[x], texts[y]) / scale
+                if score >= threshold:
+                    out.append((x, y, score))
+    return out

@@ -1,0 +1,98 @@
+"""Decay models: how a memory's importance fades with time, and when it crosses a line.
+
+Each model answers "importance at day d from now" and "the day it crosses x".
+
+- `pi`: importance × 0.95^days since the last decay (pi's lastDecayedAt); tenured never decays.
+- `longterm`: importance × 0.995^days. The Go system counts days from creation on every run,
+  so decay compounds and use does not count; memtui counts from the latest of created, last
+  accessed and last decayed, and records the new anchor when it applies decay, so running a
+  plan twice does not decay twice.
+- `halflife` (the consolidation-science skill): weight × 0.5^(days / (30 + 335 · significance)),
+  significance being the entry's importance: important memories fade over a year, trivia in a
+  month.
+- `ebbinghaus`: retention e^(-t/S) with stability S = S0 · (1 + accesses) days, t counted from
+  the last access: each recall makes the memory last longer. (MemoryBank meant this but wrote
+  `exp(-t / 5*S)`, which makes recalled memories fade *faster*.)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+from memtui.model import Memory
+from memtui.times import days_between
+
+MODELS = ("pi", "longterm", "halflife", "ebbinghaus")
+
+
+@dataclass(frozen=True, slots=True)
+class DecayModel:
+    name: str
+    rate: float = 0.95  # per-day factor (pi, longterm)
+    stability_days: float = 5.0  # S0 (ebbinghaus)
+    tenured_exempt: bool = True
+
+    def anchor(self, memory: Memory) -> datetime | None:
+        """The moment decay is counted from."""
+        if self.name == "pi":
+            return memory.last_decayed_at or memory.last_accessed_at or memory.created_at
+        if self.name == "ebbinghaus":
+            return memory.last_accessed_at or memory.created_at
+        times = [
+            t for t in (memory.created_at, memory.last_accessed_at, memory.last_decayed_at) if t
+        ]
+        return max(times) if times else None
+
+    def exempt(self, memory: Memory) -> bool:
+        return self.tenured_exempt and memory.tenured
+
+    def _factor(self, memory: Memory, days: float) -> float:
+        days = max(0.0, days)
+        if self.name in ("pi", "longterm"):
+            return self.rate**days
+        if self.name == "halflife":
+            return 0.5 ** (days / (30.0 + 335.0 * memory.importance))
+        stability = self.stability_days * (1 + memory.access_count)
+        return math.exp(-days / stability)
+
+    def elapsed(self, memory: Memory, now: datetime) -> float:
+        anchor = self.anchor(memory)
+        return days_between(anchor, now) if anchor is not None else 0.0
+
+    def value_at(self, memory: Memory, now: datetime, day: float = 0.0) -> float:
+        """Importance `day` days after `now` (day 0: what decay would set it to now)."""
+        if self.exempt(memory):
+            return memory.importance
+        if self.name == "ebbinghaus":
+            # retention is relative to the last access, not to the last decay
+            return memory.importance * self._factor(memory, self.elapsed(memory, now) + day)
+        return memory.importance * self._factor(memory, self.elapsed(memory, now) + day)
+
+    def crossing_day(self, memory: Memory, now: datetime, line: float) -> float | None:
+        """Days after `now` until the importance falls below `line`: 0 if it already has,
+        None if it never will (tenured, or zero importance lines)."""
+        if self.exempt(memory) or line <= 0:
+            return None
+        start = memory.importance
+        if start < line:
+            return 0.0
+        elapsed = self.elapsed(memory, now)
+        ratio = math.log(line / start)  # ≤ 0
+        if self.name in ("pi", "longterm"):
+            total = ratio / math.log(self.rate)
+        elif self.name == "halflife":
+            total = ratio / math.log(0.5) * (30.0 + 335.0 * memory.importance)
+        else:
+            total = -ratio * self.stability_days * (1 + memory.access_count)
+        return max(0.0, total - elapsed)
+
+
+def model(name: str, rate: float | None = None, stability_days: float = 5.0) -> DecayModel:
+    if name not in MODELS:
+        from memtui.errors import MemtuiError
+
+        raise MemtuiError(f"unknown decay model {name!r} (use {', '.join(MODELS)})")
+    default_rate = {"pi": 0.95, "longterm": 0.995}.get(name, 1.0)
+    return DecayModel(name, rate if rate is not None else default_rate, stability_days)

@@ -1,0 +1,256 @@
+"""A plan: proposed actions, each reviewable on its own, as data (JSON) and as the store
+changes an approved subset amounts to."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memtui.errors import MemtuiError
+from memtui.model import Memory
+from memtui.stores.native_format import NativeFormat
+from memtui.times import format_iso, parse_iso
+
+_RECORDS = NativeFormat()
+PLAN_FORMAT = "memtui-plan"
+PLAN_VERSION = 1
+KINDS = (
+    "decay",
+    "absorb",
+    "merge",
+    "conflict",
+    "supersede",
+    "expire",
+    "archive",
+    "deprecate",
+    "promote",
+)
+
+
+@dataclass(slots=True)
+class Action:
+    id: str
+    kind: str
+    targets: list[str]
+    """Ids of the entries it changes or creates."""
+    before: list[Memory]
+    """The existing targets as the action finds them (after the actions it depends on)."""
+    after: list[Memory]
+    """The targets as the action leaves them (including entries it creates)."""
+    rule: str
+    scores: dict[str, float]
+    reason: str
+    depends_on: list[str] = field(default_factory=list)
+    needs_decision: bool = False
+    """Not approved unless a person (or the LLM) decides: conflicts, failed model calls."""
+    actor: str = "plan"
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "targets": self.targets,
+            "before": [m.to_dict() for m in self.before],
+            "after": [m.to_dict() for m in self.after],
+            "rule": self.rule,
+            "scores": self.scores,
+            "reason": self.reason,
+            "depends_on": self.depends_on,
+            "needs_decision": self.needs_decision,
+            "actor": self.actor,
+            "details": self.details,
+        }
+
+
+@dataclass(slots=True)
+class Plan:
+    store: str
+    store_format: str
+    store_fingerprint: str
+    profile: str
+    now: datetime
+    params: dict[str, Any]
+    actions: list[Action]
+    health: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def summary(self) -> dict[str, int]:
+        counts = Counter(a.kind for a in self.actions)
+        return {kind: counts[kind] for kind in KINDS if counts[kind]}
+
+    def default_approved(self) -> list[str]:
+        return [a.id for a in self.actions if not a.needs_decision]
+
+    def action(self, action_id: str) -> Action:
+        for action in self.actions:
+            if action.id == action_id:
+                return action
+        raise MemtuiError(f"the plan has no action {action_id!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            "format": PLAN_FORMAT,
+            "version": PLAN_VERSION,
+            "store": self.store,
+            "store_format": self.store_format,
+            "store_fingerprint": self.store_fingerprint,
+            "profile": self.profile,
+            "now": format_iso(self.now),
+            "params": self.params,
+            "actions": [a.to_dict() for a in self.actions],
+            "summary": self.summary,
+        }
+        if self.health:
+            out["health"] = self.health
+        return out
+
+
+def dependents(plan: Plan) -> dict[str, list[str]]:
+    """Action id → the actions that depend on it directly."""
+    out: dict[str, list[str]] = {a.id: [] for a in plan.actions}
+    for action in plan.actions:
+        for dep in action.depends_on:
+            out.setdefault(dep, []).append(action.id)
+    return out
+
+
+def closure(plan: Plan, chosen: Iterable[str], *, upward: bool) -> set[str]:
+    """`chosen` plus what they depend on (upward) or what depends on them (downward)."""
+    links = {a.id: a.depends_on for a in plan.actions} if upward else dependents(plan)
+    seen: set[str] = set()
+    stack = list(chosen)
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        stack.extend(links.get(current, []))
+    return seen
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedChange:
+    """What applying approved actions does to one entry (`before` None: a new entry)."""
+
+    before: Memory | None
+    after: Memory
+
+
+def plan_changes(plan: Plan, approved: Sequence[str]) -> list[PlannedChange]:
+    """The net change per entry of the approved actions, in plan order.
+
+    An action needs the actions it depends on: approving one without them is refused.
+    """
+    chosen = set(approved)
+    unknown = chosen - {a.id for a in plan.actions}
+    if unknown:
+        raise MemtuiError(f"the plan has no action {sorted(unknown)[0]!r}")
+    for action in plan.actions:
+        if action.id in chosen:
+            missing = [d for d in action.depends_on if d not in chosen]
+            if missing:
+                raise MemtuiError(
+                    f"action {action.id} ({action.kind}) depends on {', '.join(missing)}, "
+                    "which is not approved"
+                )
+    first: dict[str, Memory | None] = {}
+    last: dict[str, Memory] = {}
+    for action in plan.actions:
+        if action.id not in chosen:
+            continue
+        before = {m.id: m for m in action.before}
+        for memory in action.after:
+            if memory.id not in first:
+                first[memory.id] = before.get(memory.id)
+            last[memory.id] = memory
+    return [PlannedChange(first[i], last[i]) for i in last if first[i] != last[i]]
+
+
+# -- reading a plan file ----------------------------------------------------------------------
+
+
+def plan_from_dict(data: Any, source: str) -> Plan:
+    """A plan read back from JSON; a malformed one gets a one-line MemtuiError."""
+
+    def bad(problem: str) -> MemtuiError:
+        return MemtuiError(f"{source}: not a usable plan file ({problem})")
+
+    if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
+        raise bad(f"'format' is not {PLAN_FORMAT!r}")
+    if data.get("version") != PLAN_VERSION:
+        raise bad(f"version {data.get('version')!r}; this memtui reads version {PLAN_VERSION}")
+    for key in ("store", "store_format", "store_fingerprint", "profile", "now"):
+        if not isinstance(data.get(key), str):
+            raise bad(f"{key!r} is missing or not a string")
+    actions_raw = data.get("actions")
+    if not isinstance(actions_raw, list):
+        raise bad("'actions' is not a list")
+    try:
+        now = parse_iso(data["now"])
+    except ValueError:
+        now = None
+    if now is None:
+        raise bad("'now' is not an RFC 3339 time")
+    actions = []
+    seen: set[str] = set()
+    for n, raw in enumerate(actions_raw):
+        try:
+            action = _action_from_dict(raw)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise bad(f"action {n} is malformed: {e!s}") from None
+        if action.kind not in KINDS:
+            raise bad(f"action {action.id} has an unknown kind {action.kind!r}")
+        if action.id in seen:
+            raise bad(f"two actions share the id {action.id!r}")
+        if any(d not in seen for d in action.depends_on):
+            raise bad(f"action {action.id} depends on an action that does not come before it")
+        seen.add(action.id)
+        actions.append(action)
+    params = data.get("params") if isinstance(data.get("params"), dict) else {}
+    health = data.get("health") if isinstance(data.get("health"), dict) else {}
+    return Plan(
+        data["store"],
+        data["store_format"],
+        data["store_fingerprint"],
+        data["profile"],
+        now,
+        params,
+        actions,
+        health,
+    )
+
+
+def _memory(raw: Any) -> Memory:
+    """A record as the native store checks it: types, statuses, times."""
+    try:
+        return _RECORDS.decode(raw, Path("plan"))
+    except MemtuiError as e:
+        raise ValueError(str(e).removeprefix("plan: ")) from None
+
+
+def _action_from_dict(raw: dict[str, Any]) -> Action:
+    targets = raw["targets"]
+    if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
+        raise ValueError("targets must be a list of ids")
+    scores = raw.get("scores") or {}
+    if not isinstance(scores, dict):
+        raise ValueError("scores must be an object")
+    return Action(
+        id=str(raw["id"]),
+        kind=str(raw["kind"]),
+        targets=targets,
+        before=[_memory(m) for m in raw["before"]],
+        after=[_memory(m) for m in raw["after"]],
+        rule=str(raw.get("rule", "")),
+        scores={str(k): float(v) for k, v in scores.items()},
+        reason=str(raw.get("reason", "")),
+        depends_on=[str(d) for d in raw.get("depends_on") or []],
+        needs_decision=bool(raw.get("needs_decision", False)),
+        actor=str(raw.get("actor", "plan")),
+        details=dict(raw.get("details") or {}),
+    )

@@ -1,0 +1,499 @@
+"""`make_plan`: the consolidation pipeline over a snapshot, as reviewable actions.
+
+Order (it matters): decay → absorb duplicates → merge → conflicts → expire / archive /
+deprecate → protect → promote. Each step sees the entries as the earlier steps left them, and
+each action records the earlier actions on the same entries as its dependencies.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from memtui.engine.candidates import Pair, candidate_pairs
+from memtui.engine.clusters import clusters, components
+from memtui.engine.decay import DecayModel, model
+from memtui.engine.ids import IdMaker
+from memtui.engine.merging import absorb_entries, merge_entries, retire
+from memtui.engine.plan import Action, Plan
+from memtui.engine.profiles import Profile
+from memtui.engine.similarity import jaro_winkler
+from memtui.errors import MemtuiError
+from memtui.model import SOURCE_PRIORITY, Memory, Source, Status
+from memtui.times import days_between
+
+Progress = Callable[[str, float], None]
+
+
+class Cancelled(MemtuiError):
+    """Planning was cancelled by the person waiting for it."""
+
+
+class _Builder:
+    def __init__(self, memories: Sequence[Memory], store_format: str, now: datetime) -> None:
+        self.current: dict[str, Memory] = {m.id: m for m in memories}
+        self.order = [m.id for m in memories]
+        self.actions: list[Action] = []
+        self.last_touch: dict[str, str] = {}
+        self.locked: set[str] = set()
+        self.ids = IdMaker(store_format, self.current, now)
+
+    def add(
+        self,
+        kind: str,
+        before_ids: Sequence[str],
+        after: Sequence[Memory],
+        rule: str,
+        scores: dict[str, float],
+        reason: str,
+        *,
+        needs_decision: bool = False,
+    ) -> Action:
+        targets = list(dict.fromkeys([*before_ids, *(m.id for m in after)]))
+        deps = list(dict.fromkeys(self.last_touch[t] for t in targets if t in self.last_touch))
+        action = Action(
+            id=f"a{len(self.actions) + 1}",
+            kind=kind,
+            targets=targets,
+            before=[self.current[i] for i in before_ids],
+            after=list(after),
+            rule=rule,
+            scores={k: round(v, 6) for k, v in scores.items()},
+            reason=reason,
+            depends_on=sorted(deps, key=lambda a: int(a[1:])),
+            needs_decision=needs_decision,
+        )
+        self.actions.append(action)
+        for ident in targets:
+            self.last_touch[ident] = action.id
+        if needs_decision:
+            self.locked.update(targets)  # a proposal: later steps leave these entries alone
+        else:
+            for memory in after:
+                if memory.id not in self.current:
+                    self.order.append(memory.id)
+                self.current[memory.id] = memory
+        return action
+
+    def active(self) -> list[Memory]:
+        return [self.current[i] for i in self.order if self.current[i].status is Status.ACTIVE]
+
+
+def make_plan(
+    memories: Sequence[Memory],
+    profile: Profile,
+    now: datetime,
+    *,
+    store: str = "",
+    store_format: str = "native",
+    fingerprint: str = "",
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    last_run: datetime | None = None,
+) -> Plan:
+    def step(name: str, fraction: float) -> None:
+        if cancelled is not None and cancelled():
+            raise Cancelled("planning cancelled")
+        if progress is not None:
+            progress(name, fraction)
+
+    b = _Builder(memories, store_format, now)
+    decay = model(profile.decay_model, profile.decay_rate) if profile.decay_model else None
+    step("decay", 0.0)
+    if decay is not None and profile.apply_decay:
+        _decay(b, decay, profile, now)
+    step("candidates", 0.1)
+    pairs = _pairs(
+        b, profile, lambda done, total: step("candidates", 0.1 + 0.7 * done / max(1, total))
+    )
+    step("merge", 0.8)
+    if profile.merge_rule == "pi":
+        _pi_absorb_and_merge(b, profile, pairs, now)
+    elif profile.merge_rule == "thesearch":
+        _thesearch_merge(b, profile, pairs, now, decay)
+    else:
+        _longterm_absorb_and_merge(b, profile, pairs, now)
+    step("conflicts", 0.9)
+    if profile.conflict_low is not None and profile.merge_rule != "thesearch":
+        _conflicts(b, profile, pairs, now)
+    step("expiry", 0.95)
+    if profile.expire_kind == "deprecate":
+        _deprecate(b, profile, pairs, now, decay)
+    elif profile.expire_kind is not None:
+        _expire(b, profile, memories, now)
+    if profile.merge_rule == "thesearch":
+        _promote(b, profile, pairs, now, decay)
+    step("done", 1.0)
+    plan = Plan(store, store_format, fingerprint, profile.name, now, profile.to_dict(), b.actions)
+    if profile.merge_rule == "thesearch":
+        plan.health = _health(memories, b.actions, now, decay, last_run)
+    return plan
+
+
+# -- steps ------------------------------------------------------------------------------------
+
+
+def _decay(b: _Builder, decay: DecayModel, profile: Profile, now: datetime) -> None:
+    for memory in b.active():
+        if decay.exempt(memory):
+            continue
+        new = decay.value_at(memory, now)
+        change = memory.importance - new
+        if change <= 0 or change < profile.decay_min_change:
+            continue
+        days = decay.elapsed(memory, now)
+        after = memory.with_(importance=new, last_decayed_at=now)
+        note = ""
+        if profile.archive_line is not None and new < profile.archive_line <= memory.importance:
+            note = f"; below {profile.archive_line:g} it is no longer injected"
+        b.add(
+            "decay",
+            [memory.id],
+            [after],
+            f"decay:{decay.name} ×{decay.rate:g}/day",
+            {"days": days, "from": memory.importance, "to": new},
+            f"Not decayed for {days:.1f} days: importance {memory.importance:.2f} → {new:.2f} "
+            f"(×{decay.rate:g} per day){note}.",
+        )
+
+
+def _eligible(b: _Builder, profile: Profile) -> list[Memory]:
+    return [
+        m
+        for m in b.active()
+        if (m.tenured or m.importance >= profile.min_importance)
+        and not (profile.exclude_user_source and m.source is Source.USER)
+    ]
+
+
+def _pairs(b: _Builder, profile: Profile, progress: Callable[[int, int], None]) -> list[Pair]:
+    floors = [profile.merge_threshold, profile.absorb_threshold, profile.conflict_low]
+    if profile.merge_rule == "thesearch":
+        # 0.4·jw + 0.6·cos > t needs cos > (t − 0.4) / 0.6
+        w = profile.thesearch_title_weight
+        floors.append((profile.thesearch_merge_score - w) / (1 - w))
+    low = min(f for f in floors if f is not None)
+    return candidate_pairs(_eligible(b, profile), profile.method, low, progress=progress)
+
+
+def _live(b: _Builder, ident: str) -> bool:
+    return b.current[ident].status is Status.ACTIVE and ident not in b.locked
+
+
+def _span(scores: list[float]) -> dict[str, float]:
+    return {"min_score": min(scores), "max_score": max(scores)}
+
+
+def _pi_absorb_and_merge(b: _Builder, profile: Profile, pairs: list[Pair], now: datetime) -> None:
+    assert profile.merge_threshold is not None and profile.absorb_threshold is not None
+    merge_pairs = [(p.a, p.b) for p in pairs if p.score >= profile.merge_threshold]
+    groups = clusters(merge_pairs, b.order, profile.cluster_min, profile.cluster_max)
+    in_cluster = {i for g in groups for i in g}
+    score_of = {(p.a, p.b): p.score for p in pairs}
+    # pi absorbs a near-identical pair as it arrives; here: the ones its clusters leave out
+    high = [
+        (p.a, p.b)
+        for p in pairs
+        if p.score >= profile.absorb_threshold and p.a not in in_cluster and p.b not in in_cluster
+    ]
+    for group in components(high, b.order):
+        members = [b.current[i] for i in group]
+        survivor = min(members, key=lambda m: (m.created_at or now, b.order.index(m.id)))
+        others = [m for m in members if m is not survivor]
+        kept, retired = absorb_entries(
+            survivor,
+            others,
+            now=now,
+            boost=profile.absorb_boost,
+            max_paths=profile.max_paths,
+            max_tags=profile.max_tags,
+        )
+        scores = [score_of[(x, y)] for x, y in high if x in group and y in group]
+        b.add(
+            "absorb",
+            group,
+            [kept, *retired],
+            f"pi: similarity ≥ {profile.absorb_threshold:g}",
+            _span(scores),
+            f"{len(group)} near-identical entries (pi similarity {max(scores):.2f}): the older "
+            f"keeps its wording and gains tags, paths and importance +{profile.absorb_boost:g}.",
+        )
+    for group in groups:
+        members = [b.current[i] for i in group]
+        merged, retired = merge_entries(
+            members,
+            new_id=b.ids.new("|".join(group)),
+            now=now,
+            rule="pi",
+            max_paths=profile.max_paths,
+            max_tags=profile.max_tags,
+        )
+        scores = [score_of[(x, y)] for x, y in merge_pairs if x in group and y in group]
+        b.add(
+            "merge",
+            group,
+            [merged, *retired],
+            f"pi: union-find over similarity ≥ {profile.merge_threshold:g}, "
+            f"clusters of {profile.cluster_min}–{profile.cluster_max}",
+            {**_span(scores), "size": len(group)},
+            f"{len(group)} entries about one thing (pi similarity up to {max(scores):.2f}) "
+            f"become one, worded as {_whose(members)}.",
+        )
+
+
+def _whose(members: Sequence[Memory]) -> str:
+    best = max(members, key=lambda m: (SOURCE_PRIORITY[m.source], m.importance))
+    if best.source is Source.USER:
+        return "the user wrote it"
+    return "the strongest entry"
+
+
+def _longterm_absorb_and_merge(
+    b: _Builder, profile: Profile, pairs: list[Pair], now: datetime
+) -> None:
+    assert profile.absorb_threshold is not None and profile.merge_threshold is not None
+    score_of = {(p.a, p.b): p.score for p in pairs}
+    high = [(p.a, p.b) for p in pairs if p.score >= profile.absorb_threshold]
+    for group in components(high, b.order):
+        members = [b.current[i] for i in group]
+        survivor = max(members, key=lambda m: (m.importance, -(b.order.index(m.id))))
+        others = [m for m in members if m is not survivor]
+        kept, retired = absorb_entries(survivor, others, now=now, max_paths=10**6, max_tags=10**6)
+        scores = [score_of[(x, y)] for x, y in high if x in group and y in group]
+        b.add(
+            "absorb",
+            group,
+            [kept, *retired],
+            f"{profile.method} ≥ {profile.absorb_threshold:g}",
+            _span(scores),
+            f"{len(group)} duplicates ({profile.method} {max(scores):.2f}): the most important "
+            "keeps its wording and takes in the others' tags, accesses and evidence.",
+        )
+    upper = profile.merge_below if profile.merge_below is not None else math.inf
+    middle = [
+        (p.a, p.b)
+        for p in pairs
+        if profile.merge_threshold <= p.score < upper and _live(b, p.a) and _live(b, p.b)
+    ]
+    for group in clusters(middle, b.order, profile.cluster_min, profile.cluster_max):
+        members = [b.current[i] for i in group]
+        merged, retired = merge_entries(
+            members,
+            new_id=b.ids.new("|".join(group)),
+            now=now,
+            rule="longterm",
+            max_paths=10**6,
+            max_tags=10**6,
+        )
+        scores = [score_of[(x, y)] for x, y in middle if x in group and y in group]
+        b.add(
+            "merge",
+            group,
+            [merged, *retired],
+            f"{profile.method} in [{profile.merge_threshold:g}, {upper:g}): rule merge",
+            {**_span(scores), "size": len(group)},
+            f"{len(group)} related entries ({profile.method} up to {max(scores):.2f}) become "
+            "one: the more important wording first, the others joined with '；'.",
+        )
+
+
+def _conflicts(b: _Builder, profile: Profile, pairs: list[Pair], now: datetime) -> None:
+    assert profile.conflict_low is not None and profile.conflict_high is not None
+    per_entry: dict[str, int] = {}
+    chosen = []
+    for p in pairs:  # highest scores first
+        if not profile.conflict_low <= p.score < profile.conflict_high:
+            continue
+        if not (_live(b, p.a) and _live(b, p.b)):
+            continue
+        a, c = b.current[p.a], b.current[p.b]
+        if a.category != c.category or a.category not in profile.conflict_categories:
+            continue
+        older, newer = sorted((a, c), key=lambda m: (m.created_at or now, b.order.index(m.id)))
+        if per_entry.get(newer.id, 0) >= profile.conflicts_per_entry:
+            continue
+        per_entry[newer.id] = per_entry.get(newer.id, 0) + 1
+        chosen.append((older, newer, p.score))
+    for older, newer, score in chosen:
+        if older.id in b.locked or newer.id in b.locked:
+            continue
+        [retired] = retire([older], newer.id, now, Status.SUPERSEDED)
+        successor = newer.with_(supersedes=(*newer.supersedes, older.id), updated_at=now)
+        b.add(
+            "conflict",
+            [older.id, newer.id],
+            [retired, successor],
+            f"{profile.method} in [{profile.conflict_low:g}, {profile.conflict_high:g}), "
+            f"same category ({older.category})",
+            {"score": score},
+            f"Two {older.category} entries may contradict each other ({profile.method} "
+            f"{score:.2f}); if so the newer supersedes the older. Needs a decision.",
+            needs_decision=True,
+        )
+
+
+def _protected(memories: Sequence[Memory], top: int) -> set[str]:
+    """The entries with most incoming supersedes links (the Go system's protection)."""
+    incoming: dict[str, int] = {}
+    for m in memories:
+        for _old in m.supersedes:
+            incoming[m.id] = incoming.get(m.id, 0) + 1
+    ranked = sorted(incoming, key=lambda i: -incoming[i])
+    return set(ranked[:top])
+
+
+def _expire(b: _Builder, profile: Profile, snapshot: Sequence[Memory], now: datetime) -> None:
+    protected = _protected(snapshot, profile.protect_top)
+    status = Status.DELETED if profile.expire_kind == "expire" else Status.ARCHIVED
+    for memory in b.active():
+        if memory.id in b.locked or memory.id in protected or memory.tenured:
+            continue
+        if memory.created_at is None:
+            continue
+        age = days_between(memory.created_at, now)
+        if age <= profile.expire_after_days or memory.importance >= profile.expire_below:
+            continue
+        after = memory.with_(status=status, updated_at=now)
+        verb = "expires" if status is Status.DELETED else "is archived"
+        b.add(
+            profile.expire_kind or "expire",
+            [memory.id],
+            [after],
+            f"older than {profile.expire_after_days:g} days and importance < "
+            f"{profile.expire_below:g}",
+            {"age_days": age, "importance": memory.importance},
+            f"{age:.0f} days old with importance {memory.importance:.2f} (below "
+            f"{profile.expire_below:g}): {verb}, restorable from the ledger.",
+        )
+
+
+# -- thesearch --------------------------------------------------------------------------------
+
+
+def effective_weight(memory: Memory, now: datetime, decay: DecayModel | None) -> float:
+    """The skill's effective weight: confidence (importance), a bonus for entries a person
+    wrote, usage, then half-life decay since last use."""
+    source = {Source.USER: 1.2, Source.MANUAL: 1.1, Source.AUTO: 1.0}[memory.source]
+    usage = 1.0 + 0.1 * math.log1p(memory.access_count)
+    base = min(1.0, memory.importance * source * usage)
+    if decay is None:
+        return base
+    return decay.value_at(memory.with_(importance=base), now)
+
+
+def _title(memory: Memory) -> str:
+    first = memory.content.strip().splitlines()[0] if memory.content.strip() else ""
+    return first[:80]
+
+
+def _thesearch_merge(
+    b: _Builder, profile: Profile, pairs: list[Pair], now: datetime, decay: DecayModel | None
+) -> None:
+    w = profile.thesearch_title_weight
+    strong = []
+    for p in pairs:
+        a, c = b.current[p.a], b.current[p.b]
+        combined = w * jaro_winkler(_title(a), _title(c)) + (1 - w) * p.score
+        if combined > profile.thesearch_merge_score:
+            strong.append((p.a, p.b, combined))
+    for group in components([(x, y) for x, y, _ in strong], b.order):
+        members = [b.current[i] for i in group]
+        winner = max(members, key=lambda m: effective_weight(m, now, decay))
+        others = [m for m in members if m is not winner]
+        kept, retired = absorb_entries(winner, others, now=now, max_paths=10**6, max_tags=10**6)
+        scores = [s for x, y, s in strong if x in group and y in group]
+        b.add(
+            "merge",
+            group,
+            [kept, *retired],
+            f"{w:g}·jaro-winkler(title) + {1 - w:g}·cosine > {profile.thesearch_merge_score:g}",
+            _span(scores),
+            f"{len(group)} entries say the same (score {max(scores):.2f}): the one with the "
+            f"highest effective weight ({effective_weight(winner, now, decay):.2f}) stays.",
+        )
+
+
+def _deprecate(
+    b: _Builder, profile: Profile, pairs: list[Pair], now: datetime, decay: DecayModel | None
+) -> None:
+    neighbours: dict[str, list[str]] = {}
+    for p in pairs:
+        neighbours.setdefault(p.a, []).append(p.b)
+        neighbours.setdefault(p.b, []).append(p.a)
+    for memory in b.active():
+        if memory.id in b.locked or memory.created_at is None or memory.access_count:
+            continue
+        age = days_between(memory.created_at, now)
+        weight = effective_weight(memory, now, decay)
+        if age < profile.expire_after_days or weight > profile.deprecate_weight:
+            continue
+        newer = [
+            b.current[n]
+            for n in neighbours.get(memory.id, [])
+            if _live(b, n) and (b.current[n].created_at or now) > memory.created_at
+        ]
+        replacement = max(newer, key=lambda m: m.created_at or now).id if newer else None
+        after = memory.with_(status=Status.DEPRECATED, superseded_by=replacement, updated_at=now)
+        link = f", replaced by {replacement}" if replacement else ""
+        b.add(
+            "deprecate",
+            [memory.id],
+            [after],
+            f"≥ {profile.expire_after_days:g} days, weight ≤ {profile.deprecate_weight:g}, "
+            "never accessed",
+            {"age_days": age, "weight": weight},
+            f"{age:.0f} days old, never used, effective weight {weight:.2f}: deprecated "
+            f"(never deleted){link}.",
+        )
+
+
+def _promote(
+    b: _Builder, profile: Profile, pairs: list[Pair], now: datetime, decay: DecayModel | None
+) -> None:
+    conflicted = {i for p in pairs for i in (p.a, p.b)}
+    for ident in b.order:
+        memory = b.current[ident]
+        if memory.status is not Status.PROPOSED or ident in b.locked:
+            continue
+        evidence = memory.evidence_count or 0
+        weight = effective_weight(memory, now, decay)
+        age_hours = days_between(memory.created_at, now) * 24 if memory.created_at else 0.0
+        if evidence >= profile.promote_evidence:
+            why = f"seen {evidence} times"
+        elif evidence >= profile.promote_evidence_with_weight and weight >= profile.promote_weight:
+            why = f"seen {evidence} times with weight {weight:.2f}"
+        elif age_hours >= profile.promote_after_hours and ident not in conflicted:
+            why = f"{age_hours:.0f} hours old with no conflicting entry"
+        else:
+            continue
+        b.add(
+            "promote",
+            [ident],
+            [memory.with_(status=Status.ACTIVE, updated_at=now)],
+            "evidence ≥ 3, or ≥ 2 with weight ≥ 0.5, or 24 h without conflicts",
+            {"evidence": evidence, "weight": weight, "age_hours": age_hours},
+            f"Proposed entry {why}: promoted to active.",
+        )
+
+
+def _health(
+    memories: Sequence[Memory],
+    actions: list[Action],
+    now: datetime,
+    decay: DecayModel | None,
+    last_run: datetime | None,
+) -> dict[str, object]:
+    """The skill's health figures, for the store as it is now."""
+    active = [m for m in memories if m.status is Status.ACTIVE]
+    proposed = [m for m in memories if m.status is Status.PROPOSED]
+    weights = [effective_weight(m, now, decay) for m in active]
+    kinds = [a.kind for a in actions]
+    return {
+        "active": len(active),
+        "proposed": len(proposed),
+        "average_weight": round(sum(weights) / len(weights), 4) if weights else 0.0,
+        "duplicate_candidates": kinds.count("merge"),
+        "stale_candidates": kinds.count("deprecate"),
+        "last_run": last_run.isoformat() if last_run else None,
+    }
