@@ -93,7 +93,7 @@ def bench(folder: Path, scale: int) -> None:
             f"{ref_t / ours_t:>9.1f}×  {'yes' if same else 'NO'}"
         )
 
-    print(f"\n2. plan --profile pi on the same store against the reference's pi clusters")
+    print("\n2. plan --profile pi on the same store against the reference's pi clusters")
     plan_file = folder / "plan.json"
     ours_t, ours_mb, _ = run(memtui("plan", str(five), "--profile", "pi", "--out", str(plan_file)))
     plan = json.loads(plan_file.read_text())
@@ -133,7 +133,8 @@ def bench(folder: Path, scale: int) -> None:
         seconds, peak, _ = run(memtui("plan", str(path), "--profile", profile, "--out", str(out)))
         summary = json.loads(out.read_text())["summary"]
         print(
-            f"   plan --profile {profile:<9} {label:<28} {seconds:6.2f}s  peak {peak:5.0f} MB  {summary}"
+            f"   plan --profile {profile:<9} {label:<28} {seconds:6.2f}s  peak {peak:5.0f} MB  "
+            f"{summary}"
         )
 
 

@@ -62,3 +62,37 @@ def _opt_str(table: dict[str, Any], key: str, path: Path, name: str) -> str | No
     if value is not None and not isinstance(value, str):
         raise MemtuiError(f"config file {path}: [{name}] {key} must be a string")
     return value
+
+
+def save_setting(path: Path, table: str, key: str, value: str) -> None:
+    """Set `[table] key = "value"` in the config file, leaving every other line (comments
+    included) as it is."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        lines = []
+    entry = f"{key} = {_toml_string(value)}"
+    header = f"[{table}]"
+    start = next((n for n, line in enumerate(lines) if line.strip() == header), None)
+    if start is None:
+        if lines and lines[-1].strip():
+            lines.append("")
+        lines += [header, entry]
+    else:
+        end = next(
+            (n for n in range(start + 1, len(lines)) if lines[n].strip().startswith("[")),
+            len(lines),
+        )
+        for n in range(start + 1, end):
+            if lines[n].split("=", 1)[0].strip() == key:
+                lines[n] = entry
+                break
+        else:
+            lines.insert(start + 1, entry)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _toml_string(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'

@@ -127,7 +127,7 @@ def test_pi_profile_merges_exactly_pis_clusters() -> None:
 
 
 def test_pi_merged_entry_follows_pis_field_rules() -> None:
-    store, plan = _plan(FIXTURES / "realistic-store.json", "pi")
+    _store, plan = _plan(FIXTURES / "realistic-store.json", "pi")
     for action in (a for a in plan.actions if a.kind == "merge"):
         members = action.before
         merged = next(m for m in action.after if m.id not in {b.id for b in members})
@@ -376,7 +376,7 @@ def test_plan_json_round_trips() -> None:
 
 def test_stale_or_foreign_plans_are_refused(fixture_copy: Callable[[str], Path]) -> None:
     path = fixture_copy("items.jsonl")
-    store, plan = _plan(path, "longterm")
+    _store, plan = _plan(path, "longterm")
     other = fixture_copy("records.jsonl")
     with pytest.raises(MemtuiError, match="was made for"):
         curate.apply_plan(open_store(other), plan, None, now=NOW)

@@ -30,7 +30,8 @@ from memtui.engine.similarity import (
     memory_similarity,
     pi_grams,
     pi_normalise,
-    tf_cosine_vectors,
+    tf_cosine_with_norms,
+    tf_norm2,
     tf_vector,
 )
 from memtui.model import Memory
@@ -245,14 +246,16 @@ def _tf_pairs(vectors: list[Counter[str]], threshold: float) -> list[tuple[int, 
     if volume > _PREFIX_BUDGET * len(live) + 50_000:
         return _tf_pairs_counted(vectors, live, threshold)
     out = []
+    norms2 = {i: tf_norm2(vectors[i]) for i in live}
     for x in live:
         seen: set[int] = set()
         for token in prefixes[x]:
             seen.update(prefix_index[token])
+        vx, nx = vectors[x], norms2[x]
         for y in seen:
             if y <= x:
                 continue
-            score = tf_cosine_vectors(vectors[x], vectors[y])
+            score = tf_cosine_with_norms(vx, vectors[y], nx, norms2[y])
             if score >= threshold:
                 out.append((x, y, score))
     return out

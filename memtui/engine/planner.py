@@ -8,7 +8,7 @@ each action records the earlier actions on the same entries as its dependencies.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
 from memtui.engine.candidates import Pair, candidate_pairs
@@ -34,6 +34,7 @@ class _Builder:
     def __init__(self, memories: Sequence[Memory], store_format: str, now: datetime) -> None:
         self.current: dict[str, Memory] = {m.id: m for m in memories}
         self.order = [m.id for m in memories]
+        self.position = {ident: n for n, ident in enumerate(self.order)}
         self.actions: list[Action] = []
         self.last_touch: dict[str, str] = {}
         self.locked: set[str] = set()
@@ -72,6 +73,7 @@ class _Builder:
         else:
             for memory in after:
                 if memory.id not in self.current:
+                    self.position[memory.id] = len(self.order)
                     self.order.append(memory.id)
                 self.current[memory.id] = memory
         return action
@@ -177,6 +179,19 @@ def _pairs(b: _Builder, profile: Profile, progress: Callable[[int, int], None]) 
     return candidate_pairs(_eligible(b, profile), profile.method, low, progress=progress)
 
 
+def _group_scores(
+    groups: Sequence[Sequence[str]], scored: Iterable[tuple[str, str, float]]
+) -> list[list[float]]:
+    """The scores of the pairs inside each group (one pass over the pairs)."""
+    where = {ident: n for n, group in enumerate(groups) for ident in group}
+    out: list[list[float]] = [[] for _ in groups]
+    for x, y, score in scored:
+        gx = where.get(x)
+        if gx is not None and gx == where.get(y):
+            out[gx].append(score)
+    return out
+
+
 def _live(b: _Builder, ident: str) -> bool:
     return b.current[ident].status is Status.ACTIVE and ident not in b.locked
 
@@ -197,9 +212,11 @@ def _pi_absorb_and_merge(b: _Builder, profile: Profile, pairs: list[Pair], now: 
         for p in pairs
         if p.score >= profile.absorb_threshold and p.a not in in_cluster and p.b not in in_cluster
     ]
-    for group in components(high, b.order):
+    high_groups = components(high, b.order)
+    high_scores = _group_scores(high_groups, ((x, y, score_of[(x, y)]) for x, y in high))
+    for group, scores in zip(high_groups, high_scores, strict=True):
         members = [b.current[i] for i in group]
-        survivor = min(members, key=lambda m: (m.created_at or now, b.order.index(m.id)))
+        survivor = min(members, key=lambda m: (m.created_at or now, b.position[m.id]))
         others = [m for m in members if m is not survivor]
         kept, retired = absorb_entries(
             survivor,
@@ -209,7 +226,6 @@ def _pi_absorb_and_merge(b: _Builder, profile: Profile, pairs: list[Pair], now: 
             max_paths=profile.max_paths,
             max_tags=profile.max_tags,
         )
-        scores = [score_of[(x, y)] for x, y in high if x in group and y in group]
         b.add(
             "absorb",
             group,
@@ -219,7 +235,8 @@ def _pi_absorb_and_merge(b: _Builder, profile: Profile, pairs: list[Pair], now: 
             f"{len(group)} near-identical entries (pi similarity {max(scores):.2f}): the older "
             f"keeps its wording and gains tags, paths and importance +{profile.absorb_boost:g}.",
         )
-    for group in groups:
+    group_scores = _group_scores(groups, ((x, y, score_of[(x, y)]) for x, y in merge_pairs))
+    for group, scores in zip(groups, group_scores, strict=True):
         members = [b.current[i] for i in group]
         merged, retired = merge_entries(
             members,
@@ -229,7 +246,6 @@ def _pi_absorb_and_merge(b: _Builder, profile: Profile, pairs: list[Pair], now: 
             max_paths=profile.max_paths,
             max_tags=profile.max_tags,
         )
-        scores = [score_of[(x, y)] for x, y in merge_pairs if x in group and y in group]
         b.add(
             "merge",
             group,
@@ -255,12 +271,13 @@ def _longterm_absorb_and_merge(
     assert profile.absorb_threshold is not None and profile.merge_threshold is not None
     score_of = {(p.a, p.b): p.score for p in pairs}
     high = [(p.a, p.b) for p in pairs if p.score >= profile.absorb_threshold]
-    for group in components(high, b.order):
+    high_groups = components(high, b.order)
+    high_scores = _group_scores(high_groups, ((x, y, score_of[(x, y)]) for x, y in high))
+    for group, scores in zip(high_groups, high_scores, strict=True):
         members = [b.current[i] for i in group]
-        survivor = max(members, key=lambda m: (m.importance, -(b.order.index(m.id))))
+        survivor = max(members, key=lambda m: (m.importance, -b.position[m.id]))
         others = [m for m in members if m is not survivor]
         kept, retired = absorb_entries(survivor, others, now=now, max_paths=10**6, max_tags=10**6)
-        scores = [score_of[(x, y)] for x, y in high if x in group and y in group]
         b.add(
             "absorb",
             group,
@@ -276,7 +293,9 @@ def _longterm_absorb_and_merge(
         for p in pairs
         if profile.merge_threshold <= p.score < upper and _live(b, p.a) and _live(b, p.b)
     ]
-    for group in clusters(middle, b.order, profile.cluster_min, profile.cluster_max):
+    merge_groups = clusters(middle, b.order, profile.cluster_min, profile.cluster_max)
+    merge_scores = _group_scores(merge_groups, ((x, y, score_of[(x, y)]) for x, y in middle))
+    for group, scores in zip(merge_groups, merge_scores, strict=True):
         members = [b.current[i] for i in group]
         merged, retired = merge_entries(
             members,
@@ -286,7 +305,6 @@ def _longterm_absorb_and_merge(
             max_paths=10**6,
             max_tags=10**6,
         )
-        scores = [score_of[(x, y)] for x, y in middle if x in group and y in group]
         b.add(
             "merge",
             group,
@@ -310,7 +328,7 @@ def _conflicts(b: _Builder, profile: Profile, pairs: list[Pair], now: datetime) 
         a, c = b.current[p.a], b.current[p.b]
         if a.category != c.category or a.category not in profile.conflict_categories:
             continue
-        older, newer = sorted((a, c), key=lambda m: (m.created_at or now, b.order.index(m.id)))
+        older, newer = sorted((a, c), key=lambda m: (m.created_at or now, b.position[m.id]))
         if per_entry.get(newer.id, 0) >= profile.conflicts_per_entry:
             continue
         per_entry[newer.id] = per_entry.get(newer.id, 0) + 1
@@ -397,12 +415,12 @@ def _thesearch_merge(
         combined = w * jaro_winkler(_title(a), _title(c)) + (1 - w) * p.score
         if combined > profile.thesearch_merge_score:
             strong.append((p.a, p.b, combined))
-    for group in components([(x, y) for x, y, _ in strong], b.order):
+    groups = components([(x, y) for x, y, _ in strong], b.order)
+    for group, scores in zip(groups, _group_scores(groups, strong), strict=True):
         members = [b.current[i] for i in group]
         winner = max(members, key=lambda m: effective_weight(m, now, decay))
         others = [m for m in members if m is not winner]
         kept, retired = absorb_entries(winner, others, now=now, max_paths=10**6, max_tags=10**6)
-        scores = [s for x, y, s in strong if x in group and y in group]
         b.add(
             "merge",
             group,

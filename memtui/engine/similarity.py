@@ -92,16 +92,22 @@ def tf_vector(text: str) -> Counter[str]:
     return Counter(t.lower() for t in _TF_TOKEN.findall(text))
 
 
+def tf_norm2(v: Counter[str]) -> int:
+    return sum(n * n for n in v.values())
+
+
 def tf_cosine_vectors(va: Counter[str], vb: Counter[str]) -> float:
     if not va or not vb:
         return 0.0
-    if len(va) > len(vb):
-        va, vb = vb, va
-    dot = sum(n * vb[t] for t, n in va.items() if t in vb)
+    return tf_cosine_with_norms(va, vb, tf_norm2(va), tf_norm2(vb))
+
+
+def tf_cosine_with_norms(va: Counter[str], vb: Counter[str], na: int, nb: int) -> float:
+    """The cosine from integer counts and squared norms: exact dot products, so any caller
+    that precomputes the norms gets the very same float."""
+    dot = sum(va[t] * vb[t] for t in va.keys() & vb.keys())
     if not dot:
         return 0.0
-    na = sum(n * n for n in va.values())
-    nb = sum(n * n for n in vb.values())
     return dot / (math.sqrt(na) * math.sqrt(nb))
 
 

@@ -96,15 +96,16 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
 
 
 def remove_stale_temp_files(folder: Path, name: str) -> None:
-    """Temp files left by a writer that was killed before its rename."""
-    prefix = f".{name}.memtui-tmp-"
+    """Temp files (and staged lock files) left by a writer killed before its rename."""
+    prefixes = (f".{name}.memtui-tmp-", f".{name}.lock.")
     with contextlib.suppress(OSError):
         for entry in os.scandir(folder):
-            if entry.name.startswith(prefix):
-                pid = entry.name[len(prefix) :]
-                if not (pid.isdigit() and _pid_alive(int(pid))):
-                    with contextlib.suppress(OSError):
-                        os.unlink(entry.path)
+            for prefix in prefixes:
+                if entry.name.startswith(prefix):
+                    pid = entry.name[len(prefix) :].split(".")[0]
+                    if not (pid.isdigit() and _pid_alive(int(pid))):
+                        with contextlib.suppress(OSError):
+                            os.unlink(entry.path)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -146,7 +147,7 @@ def store_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
     deadline = time.monotonic() + timeout
     while True:
         try:
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            _create_lock(lock, owner)
         except FileExistsError:
             if _lock_is_stale(lock):
                 with contextlib.suppress(FileNotFoundError):
@@ -169,9 +170,31 @@ def store_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
             raise
         break
     try:
-        os.write(fd, owner.encode())
-        os.close(fd)
         yield
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(lock)
+
+
+def _create_lock(lock: Path, owner: str) -> None:
+    """Exclusive-create the lock with its owner already inside: a writer killed at any instant
+    leaves either no lock or one that names a dead owner (never an empty, anonymous one)."""
+    staged = lock.with_name(f".{lock.name}.{os.getpid()}.{os.urandom(4).hex()}")
+    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, owner.encode())
+    finally:
+        os.close(fd)
+    try:
+        os.link(staged, lock)  # atomic, and fails if the lock exists
+    except FileExistsError:
+        raise
+    except OSError:  # a filesystem without hard links: plain exclusive create
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, owner.encode())
+        finally:
+            os.close(fd)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staged)

@@ -1,0 +1,508 @@
+"""The memtui app: the memory table (home), the detail pane, lineage, help, themes and the
+command palette. Every store access runs in a thread worker that posts a typed message."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Header, Input, Static
+
+from memtui import curate
+from memtui.config import Settings, save_setting
+from memtui.curate import History
+from memtui.errors import MemtuiError
+from memtui.model import Memory
+from memtui.stores import Store
+from memtui.textsafe import one_line
+from memtui.tui.commands import MemtuiCommands
+from memtui.tui.detail import DetailPane
+from memtui.tui.lineage import LineageScreen
+from memtui.tui.memory_table import MemoryTable
+from memtui.tui.messages import (
+    CommitFailed,
+    Committed,
+    HistoryReady,
+    LineageReady,
+    OutsideChange,
+    StoreFailed,
+    StoreReady,
+)
+from memtui.tui.screens import ConfirmScreen, FilterScreen, HelpScreen
+from memtui.tui.table_model import COLUMNS, QuickFilters, TableModel
+from memtui.tui.themes import DEFAULT_THEME, load_themes
+
+PaletteCommand = tuple[str, str, Callable[[], object]]
+
+
+class MemtuiApp(App[None]):
+    TITLE = "memtui"
+    CSS_PATH = "memtui.tcss"
+    COMMANDS: ClassVar = {*App.COMMANDS, MemtuiCommands}
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave memtui"),
+        Binding(
+            "question_mark", "help", "Help", id="app.help", tooltip="Every key and what it does"
+        ),
+        Binding("slash", "filter", "Filter", id="view.filter", tooltip="Filter as you type"),
+        Binding(
+            "f",
+            "quick_filters",
+            "Filters",
+            id="view.quick_filters",
+            tooltip="Filter by status, user, category, source",
+        ),
+        Binding(
+            "full_stop",
+            "toggle_hidden",
+            "Hidden",
+            id="view.hidden",
+            tooltip="Show or hide merged, superseded and deleted entries",
+        ),
+        Binding(
+            "l",
+            "lineage",
+            "Lineage",
+            id="entry.lineage",
+            tooltip="The superseded/merged chain of the entry",
+        ),
+        Binding(
+            "v",
+            "toggle_detail",
+            "Detail",
+            id="view.detail",
+            tooltip="Show or hide the detail pane (hidden at first below 100 columns)",
+        ),
+        Binding(
+            "ctrl+r",
+            "reload",
+            "Reload",
+            id="store.reload",
+            tooltip="Read the store again (after an outside change)",
+        ),
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="view.clear_filter"),
+    ]
+
+    def __init__(
+        self,
+        store_path: str,
+        settings: Settings | None = None,
+        *,
+        now: datetime | None = None,
+        watch_interval: float = 3.0,
+        config_path: Path | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.store_path = store_path
+        self.settings = settings or Settings()
+        self.fixed_now = now
+        self.watch_interval = watch_interval
+        self.config_path = config_path
+        self.hint = hint
+        self.store: Store | None = None
+        self.history: History | None = None
+        self.model = TableModel([], self.now())
+        self.outside_change = False
+        self.load_problem: str | None = None
+        self.theme_problems: list[str] = []
+        self.detail_choice: bool | None = None  # None: by terminal width
+        if self.settings.keymap:
+            self.set_keymap(self.settings.keymap)
+
+    def now(self) -> datetime:
+        return self.fixed_now or datetime.now(UTC)
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="◈")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Input(placeholder="filter: content, tags, id, category", id="filter")
+                yield Static(Text(f"opening {self.store_path} …"), id="message")
+                yield MemoryTable(self.model, id="table")
+            yield DetailPane(id="detail")
+        yield Static(id="status")
+        yield Footer()
+
+    def on_resize(self) -> None:
+        if self.detail_choice is None:
+            self.query_one(DetailPane).display = self.size.width >= 100
+
+    def action_toggle_detail(self) -> None:
+        pane = self.query_one(DetailPane)
+        self.detail_choice = not pane.display
+        pane.display = self.detail_choice
+        if pane.display:
+            self._show_detail(self.query_one(MemoryTable).current)
+
+    def on_mount(self) -> None:
+        themes, problems = load_themes()
+        for theme in themes:
+            self.register_theme(theme)
+        self.theme_problems = [f"{p.file}: {p.problem}" for p in problems]
+        wanted = self.settings.theme or DEFAULT_THEME
+        if wanted in self.available_themes:
+            self.theme = wanted
+        else:
+            self.theme = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
+            self.theme_problems.append(f"theme {wanted!r} is unknown; using {self.theme}")
+        for problem in self.theme_problems:
+            self.notify(problem, title="Theme", severity="warning")
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self.sub_title = self.store_path
+        self.query_one("#table").display = False
+        self.load_store(reloaded=False)
+        if self.watch_interval > 0:
+            self.set_interval(self.watch_interval, self.check_outside)
+        self.update_status()
+
+    # -- workers ------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="store", exit_on_error=False)
+    def load_store(self, reloaded: bool) -> None:
+        try:
+            store = Store.open(self.store_path, self.settings.keep_backups)
+        except MemtuiError as e:
+            self.post_message(StoreFailed(self.store_path, str(e)))
+            return
+        self.post_message(StoreReady(store, reloaded))
+        self.read_history(store)
+
+    def read_history(self, store: Store) -> None:
+        try:
+            self.post_message(HistoryReady(History.of(store)))
+        except MemtuiError as e:
+            self.post_message(CommitFailed(f"the ledger cannot be read: {e}"))
+
+    @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
+    def check_outside(self) -> None:
+        store = self.store
+        if store is not None and not self.outside_change and store.changed_on_disk():
+            self.post_message(OutsideChange())
+
+    @work(thread=True, exclusive=True, group="lineage", exit_on_error=False)
+    def load_lineage(self, memory_id: str) -> None:
+        store = self.store
+        if store is None:
+            return
+        try:
+            self.post_message(LineageReady(curate.lineage(store, memory_id)))
+        except MemtuiError as e:
+            self.post_message(CommitFailed(str(e)))
+
+    @work(thread=True, exclusive=True, group="commit", exit_on_error=False)
+    def commit_restore(self, memory_id: str) -> None:
+        store = self.store
+        if store is None:
+            return
+        try:
+            tx = curate.restore(store, memory_id, now=self.now())
+        except MemtuiError as e:
+            self.post_message(CommitFailed(str(e)))
+            return
+        self.post_message(
+            Committed(tx, f"Restored: {tx.reason}. Transaction {tx.id}; undo is one command away.")
+        )
+        self.read_history(store)
+
+    # -- messages -----------------------------------------------------------------------------
+
+    @on(StoreReady)
+    def _store_ready(self, message: StoreReady) -> None:
+        self.store = message.store
+        self.outside_change = False
+        self.load_problem = None
+        table = self.query_one(MemoryTable)
+        keep = table.current.id if table.current else None
+        self.model.now = self.now()
+        self.model.load(message.store.memories())
+        self.query_one("#message").display = False
+        table.display = True
+        table.refresh_view(keep)
+        self.sub_title = f"{message.store.path} · {message.store.format_name}"
+        if not message.reloaded:
+            table.focus()
+            if len(message.store) == 0:
+                self.notify(
+                    self.hint or "This store is empty. `memtui demo` opens a realistic one.",
+                    title="Empty store",
+                    timeout=10,
+                )
+        else:
+            self.notify(f"Reloaded {len(message.store):,} entries.", title="Store")
+        self.update_status()
+
+    @on(StoreFailed)
+    def _store_failed(self, message: StoreFailed) -> None:
+        self.load_problem = message.problem
+        text = Text("memtui could not open the store\n\n", style="bold")
+        text.append(one_line(message.problem))
+        text.append(
+            "\n\nNothing was changed. Fix the file (or pick another) and press ctrl+r, "
+            "or q to quit.",
+            style="dim",
+        )
+        widget = self.query_one("#message", Static)
+        widget.update(text)
+        widget.display = True
+        self.query_one(MemoryTable).display = False
+        self.update_status()
+
+    @on(HistoryReady)
+    def _history_ready(self, message: HistoryReady) -> None:
+        self.history = message.history
+        self._show_detail(self.query_one(MemoryTable).current)
+
+    @on(OutsideChange)
+    def _outside_change(self) -> None:
+        if self.outside_change:
+            return
+        self.outside_change = True
+        self.notify(
+            "Another program changed the store. Press ctrl+r to reload; memtui will not "
+            "overwrite that change.",
+            title="Changed on disk",
+            severity="warning",
+            timeout=8,
+        )
+        self.update_status()
+
+    @on(LineageReady)
+    def _lineage_ready(self, message: LineageReady) -> None:
+        self.push_screen(LineageScreen(message.chain))
+
+    @on(Committed)
+    def _committed(self, message: Committed) -> None:
+        if isinstance(self.screen, LineageScreen):
+            self.pop_screen()
+        store = self.store
+        if store is not None:
+            table = self.query_one(MemoryTable)
+            keep = table.current.id if table.current else None
+            self.model.load(store.memories())
+            table.refresh_view(keep)
+        self.notify(message.note, title="Done")
+        self.update_status()
+
+    @on(CommitFailed)
+    def _commit_failed(self, message: CommitFailed) -> None:
+        self.notify(
+            one_line(message.problem), title="Nothing was changed", severity="error", timeout=10
+        )
+        if "changed since" in message.problem:
+            self.outside_change = True
+            self.update_status()
+
+    @on(MemoryTable.Highlighted)
+    def _highlighted(self, message: MemoryTable.Highlighted) -> None:
+        self._show_detail(message.memory)
+
+    @on(MemoryTable.ViewChanged)
+    def _view_changed(self) -> None:
+        self.update_status()
+
+    def _show_detail(self, memory: Memory | None) -> None:
+        pane = self.query_one(DetailPane)
+        if pane.display:
+            pane.show(memory, self.now(), self.history)
+
+    # -- filter -------------------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        table = self.query_one(MemoryTable)
+        keep = table.current.id if table.current else None
+        self.model.set_query(event.value)
+        table.refresh_view(keep)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one(MemoryTable).focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.display or self.model.query:
+            box.value = ""
+            box.display = False
+            self.query_one(MemoryTable).focus()
+
+    def action_quick_filters(self) -> None:
+        def chosen(filters: QuickFilters | None) -> None:
+            if filters is not None:
+                self.apply_filters(filters)
+
+        self.push_screen(FilterScreen(self.model), chosen)
+
+    def apply_filters(self, filters: QuickFilters) -> None:
+        table = self.query_one(MemoryTable)
+        keep = table.current.id if table.current else None
+        self.model.set_filters(filters)
+        table.refresh_view(keep)
+
+    def action_toggle_hidden(self) -> None:
+        f = self.model.filters
+        self.apply_filters(
+            QuickFilters(f.statuses, f.user, f.category, f.source, not f.show_hidden)
+        )
+        shown = "shown" if self.model.filters.show_hidden else "hidden"
+        self.notify(f"Merged, superseded and deleted entries are {shown}.", timeout=3)
+
+    # -- entry actions ------------------------------------------------------------------------
+
+    def action_lineage(self) -> None:
+        memory = self.query_one(MemoryTable).current
+        if memory is None:
+            self.notify("No entry highlighted.", severity="warning")
+            return
+        self.load_lineage(memory.id)
+
+    def request_restore(self, memory: Memory) -> None:
+        body = Text("Bring back ")
+        body.append(one_line(memory.id), style="bold")
+        body.append(
+            f" ({memory.status.value}). If it was merged, every member of that merge comes "
+            "back and the merged entry is removed. One transaction, kept in the ledger, "
+            "with a backup; it can be undone."
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.commit_restore(memory.id)
+
+        self.push_screen(ConfirmScreen("Restore?", body), answered)
+
+    def action_reload(self) -> None:
+        self.load_store(reloaded=True)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.help_sections()))
+
+    def help_sections(self) -> list[tuple[str, list[tuple[str, str, str]]]]:
+        keymap = self._keymap
+
+        def rows(bindings: list[BindingType]) -> list[tuple[str, str, str]]:
+            out = []
+            for binding in bindings:
+                assert isinstance(binding, Binding)
+                keys = keymap.get(binding.id or "", binding.key).split(",")
+                shown = ", ".join(self.get_key_display(Binding(k.strip(), "")) for k in keys)
+                out.append((shown, binding.tooltip or binding.description, binding.id or ""))
+            return out
+
+        return [
+            ("Everywhere", rows(self.BINDINGS)),
+            ("Memory table", rows(MemoryTable.BINDINGS)),
+            ("Lineage", rows(LineageScreen.BINDINGS)),
+            ("Confirmations", rows(ConfirmScreen.BINDINGS)),
+            ("Quick filters", rows(FilterScreen.BINDINGS)),
+            ("Command palette", [("ctrl+p", "Commands: store, view, entry, theme", "")]),
+        ]
+
+    # -- themes -------------------------------------------------------------------------------
+
+    def set_theme(self, name: str) -> None:
+        self.theme = name
+
+    def _theme_changed(self, theme: object) -> None:
+        self.update_status()
+        if self.config_path is not None:
+            try:
+                save_setting(self.config_path, "ui", "theme", self.theme)
+            except OSError as e:
+                self.notify(f"Could not save the theme: {e}", severity="warning")
+
+    # -- palette and status -------------------------------------------------------------------
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        table = self.query_one(MemoryTable)
+        commands: list[PaletteCommand] = [
+            ("store: reload", "Read the store file again", self.action_reload),
+            (
+                "view: filter as you type",
+                "Search content, tags, id and category",
+                self.action_filter,
+            ),
+            ("view: quick filters", "By status, user, category, source", self.action_quick_filters),
+            (
+                "view: show or hide merged, superseded, deleted",
+                "Toggle hidden statuses",
+                self.action_toggle_hidden,
+            ),
+            (
+                "view: clear all filters",
+                "Show every visible entry",
+                lambda: self.apply_filters(QuickFilters()),
+            ),
+            ("view: help", "Every key and what it does", self.action_help),
+            (
+                "entry: lineage",
+                "The superseded/merged chain of the highlighted entry",
+                self.action_lineage,
+            ),
+            ("entry: mark or unmark", "Mark the highlighted entry", table.action_mark),
+            (
+                "view: show or hide the detail pane",
+                "The highlighted entry in full",
+                self.action_toggle_detail,
+            ),
+        ]
+        for column in COLUMNS:
+            name = column.title or "status"
+            commands.append(
+                (
+                    f"view: sort by {name}",
+                    f"Sort the table by {name}",
+                    lambda key=column.key: table.sort_by(key),
+                )
+            )
+        for name in sorted(self.available_themes):
+            commands.append(
+                (
+                    f"theme: {name}",
+                    "Switch theme (saved in the config)",
+                    lambda n=name: self.set_theme(n),
+                )
+            )
+        return commands
+
+    def update_status(self) -> None:
+        status = self.query_one("#status", Static)
+        text = Text()
+        if self.outside_change:
+            text.append(" changed on disk: ctrl+r reloads ", style="bold reverse")
+            text.append(" ")
+        store = self.store
+        if store is None:
+            text.append(one_line(self.store_path), style="dim")
+            text.append(" · failed to open" if self.load_problem else " · opening…")
+        else:
+            text.append(one_line(str(store.path)), style="bold")
+            text.append(f" ({store.format_name})", style="dim")
+            text.append(f" · {len(self.model.memories):,} entries · {len(self.model.view):,} shown")
+            if self.model.marked:
+                text.append(f" · {len(self.model.marked):,} marked", style="bold")
+        if self.model.query:
+            text.append(" · filter ")
+            text.append(repr(self.model.query), style="bold")
+        described = self.model.filters.describe()
+        if described:
+            text.append(f" · {one_line(described)}", style="bold")
+        arrow = "↓" if self.model.descending else "↑"
+        sort_name = next((c.title or "status" for c in COLUMNS if c.key == self.model.sort_key), "")
+        text.append(f" · sort {sort_name}{arrow} · theme {self.theme}", style="dim")
+        status.update(text)

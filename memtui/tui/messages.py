@@ -1,0 +1,51 @@
+"""Typed messages the workers post to the app (workers never touch widgets)."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from memtui.curate import History, Lineage
+from memtui.stores import Store, Transaction
+
+
+class StoreReady(Message):
+    def __init__(self, store: Store, reloaded: bool) -> None:
+        super().__init__()
+        self.store = store
+        self.reloaded = reloaded
+
+
+class StoreFailed(Message):
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__()
+        self.path = path
+        self.problem = problem
+
+
+class HistoryReady(Message):
+    def __init__(self, history: History) -> None:
+        super().__init__()
+        self.history = history
+
+
+class OutsideChange(Message):
+    """Another program rewrote the store file since memtui read it."""
+
+
+class LineageReady(Message):
+    def __init__(self, chain: Lineage) -> None:
+        super().__init__()
+        self.chain = chain
+
+
+class Committed(Message):
+    def __init__(self, transaction: Transaction, note: str) -> None:
+        super().__init__()
+        self.transaction = transaction
+        self.note = note
+
+
+class CommitFailed(Message):
+    def __init__(self, problem: str) -> None:
+        super().__init__()
+        self.problem = problem

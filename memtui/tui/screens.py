@@ -1,0 +1,188 @@
+"""Small screens: confirmation, help, quick filters, and the store-failed message."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Select, Static
+
+from memtui.model import Status
+from memtui.tui.table_model import QuickFilters, TableModel
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Says what will happen; `y` does it, `n` or `escape` does not."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+    ]
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > Vertical { width: 72; max-width: 95%; height: auto; border: thick $primary;
+        background: $surface; padding: 1 2; }
+    ConfirmScreen Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
+    ConfirmScreen Button { margin-left: 2; }
+    """
+
+    def __init__(self, title: str, body: Text) -> None:
+        super().__init__()
+        self.title_text = title
+        self.body = body
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text(self.title_text, style="bold"))
+            yield Static(self.body)
+            with Horizontal():
+                yield Button("No (n)", id="no")
+                yield Button("Yes (y)", id="yes", variant="primary")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every binding, with what it does, as the keymap has it now."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark", "dismiss", "Close", id="help.close"),
+    ]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 90; max-width: 98%; height: 90%; border: thick $primary;
+        background: $surface; padding: 0 1; }
+    """
+
+    def __init__(self, sections: Iterable[tuple[str, list[tuple[str, str, str]]]]) -> None:
+        super().__init__()
+        self.sections = list(sections)
+
+    def compose(self) -> ComposeResult:
+        table = Table(box=None, padding=(0, 1), expand=True, show_header=True)
+        table.add_column("keys", style="bold", no_wrap=True)
+        table.add_column("does")
+        table.add_column("binding id", style="dim", no_wrap=True)
+        for title, rows in self.sections:
+            table.add_row(Text(title, style="bold underline"), "", "")
+            for keys, description, ident in rows:
+                table.add_row(Text(keys), Text(description), Text(ident))
+            table.add_row("", "", "")
+        note = Text(
+            'Remap any key in the config file, e.g. [keymap] "table.mark" = "x". '
+            "ctrl+p opens the command palette. Memory text is shown literally.",
+            style="dim",
+        )
+        with VerticalScroll():
+            yield Static(Text("memtui keys", style="bold"))
+            yield Static(table)
+            yield Static(note)
+
+    async def action_dismiss(self, result: None = None) -> None:
+        self.dismiss(None)
+
+
+_ANY = "__any__"
+
+
+class FilterScreen(ModalScreen["QuickFilters | None"]):
+    """Quick filters by status, user, category and source."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="filters.cancel"),
+        Binding("ctrl+s", "apply", "Apply", id="filters.apply"),
+    ]
+    DEFAULT_CSS = """
+    FilterScreen { align: center middle; }
+    FilterScreen > Vertical { width: 64; max-width: 95%; height: auto; border: thick $primary;
+        background: $surface; padding: 1 2; }
+    FilterScreen Select { margin-bottom: 1; }
+    FilterScreen Horizontal { height: auto; align-horizontal: right; }
+    FilterScreen Button { margin-left: 2; }
+    """
+
+    def __init__(self, model: TableModel) -> None:
+        super().__init__()
+        self.model = model
+
+    def compose(self) -> ComposeResult:
+        f = self.model.filters
+        status_value = (
+            _ANY
+            if f.statuses is None
+            else (
+                "all"
+                if f.statuses == frozenset(Status)
+                else next(iter(f.statuses)).value
+                if len(f.statuses) == 1
+                else _ANY
+            )
+        )
+        statuses = [
+            ("shown by default (no merged, superseded, deleted)", _ANY),
+            ("every status", "all"),
+        ]
+        statuses += [(s.value, s.value) for s in Status]
+        with Vertical():
+            yield Label(Text("Quick filters", style="bold"))
+            yield Select(
+                statuses, value=status_value, allow_blank=False, id="status", prompt="status"
+            )
+            for name in ("user", "category", "source"):
+                options = [(f"any {name}", _ANY)] + [(v, v) for v in self.model.choices(name)]
+                current = getattr(f, name)
+                yield Select(
+                    options,
+                    value=current if current is not None else _ANY,
+                    allow_blank=False,
+                    id=name,
+                )
+            with Horizontal():
+                yield Button("Clear", id="clear")
+                yield Button("Cancel", id="cancel")
+                yield Button("Apply", id="apply", variant="primary")
+
+    def _chosen(self) -> QuickFilters:
+        def value(name: str) -> str | None:
+            selected = self.query_one(f"#{name}", Select).value
+            return None if selected in (_ANY, Select.BLANK) else str(selected)
+
+        status = value("status")
+        statuses = (
+            None
+            if status is None
+            else frozenset(Status)
+            if status == "all"
+            else frozenset({Status(status)})
+        )
+        return QuickFilters(
+            statuses,
+            value("user"),
+            value("category"),
+            value("source"),
+            self.model.filters.show_hidden,
+        )
+
+    def action_apply(self) -> None:
+        self.dismiss(self._chosen())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "apply":
+            self.action_apply()
+        elif event.button.id == "clear":
+            self.dismiss(QuickFilters())
+        else:
+            self.action_cancel()
