@@ -81,9 +81,9 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
         _replace_demo(
             path, args.size or DEFAULT_SIZE, 7 if args.seed is None else args.seed, now, settings
         )
+    store = Store.open(path, settings.keep_backups)
+    print(f"demo store: {path} ({len(store)} entries, native format)")
     if args.no_tui:
-        store = Store.open(path, settings.keep_backups)
-        print(f"demo store: {path} ({len(store)} entries, native format)")
         return 0
     return _run_tui(str(path), settings)
 
@@ -364,16 +364,16 @@ def cmd_locate(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _run_tui(store: str | None, settings: Settings) -> int:
-    try:
-        from memtui.tui import run_app
-    except ImportError:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
         target = store or "STORE"
         print(
-            "memtui: the terminal UI is not part of this build yet; "
-            f"try `memtui stats {target}` and `memtui list {target}`",
+            f"memtui: not a terminal, so no UI; run `memtui {target}` in a terminal, "
+            f"or use `memtui stats {target}` and `memtui list {target}`",
             file=sys.stderr,
         )
         return 0 if store else 1
+    from memtui.tui import run_app
+
     return run_app(store, settings)
 
 

@@ -21,6 +21,8 @@ class Settings:
     """`[ui] theme`: the TUI theme (a memtui theme from themes/ or a Textual built-in)."""
     keymap: dict[str, str] = field(default_factory=dict)
     """`[keymap]`: binding id → keys, e.g. `"table.mark" = "space,x"`."""
+    path: Path | None = None
+    """The file these settings came from (and where the TUI saves the theme)."""
 
 
 def load_settings(path: Path) -> Settings:
@@ -28,12 +30,12 @@ def load_settings(path: Path) -> Settings:
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return Settings()
+        return Settings(path=path)
     except (OSError, UnicodeDecodeError) as e:
         raise MemtuiError(f"config file {path}: cannot read it ({e})") from None
     except tomllib.TOMLDecodeError as e:
         raise MemtuiError(f"config file {path}: not valid TOML ({e})") from None
-    settings = Settings()
+    settings = Settings(path=path)
     store = _table(raw, "store", path)
     ui = _table(raw, "ui", path)
     backups = store.get("backups", settings.keep_backups)

@@ -316,7 +316,7 @@ async def test_memory_text_is_shown_literally(tmp_path: Path) -> None:
         await ready(pilot)
         t = table(app)
         t.cursor = app.model.position_of("h1")  # type: ignore[assignment]
-        await pilot.pause()
+        await pilot.pause(0.3)  # the detail pane follows the cursor after a moment
         row = row_text(app, t.cursor + 1)
         assert "[bold red]x[/]" in row and "\\x1b[31mred" in row
         assert "\x1b" not in row and "\u202e" not in row and "\u200b" not in row
@@ -355,6 +355,7 @@ async def test_works_at_80_by_24_and_with_the_mouse(demo_store: Path) -> None:
         assert table(app).cursor == 3
         assert not app.query_one("#detail").display  # too narrow: the table gets the width
         await pilot.press("v")
+        await pilot.pause(0.3)
         shown = rendered_text(app, app.query_one("#detail-body").content)
         assert app.model.memory_at(3).id in shown  # type: ignore[union-attr]
 
@@ -381,3 +382,30 @@ def test_a_bad_theme_file_is_reported_not_fatal(tmp_path: Path) -> None:
     assert (
         len(themes) == 3 and problems[0].file == "broken.toml" and "primary" in problems[0].problem
     )
+
+
+def test_which_store_memtui_opens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memtui.tui import resolve_store
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    path, hint = resolve_store("given.json", Settings(), NOW)
+    assert path == "given.json" and hint is None
+    monkeypatch.setenv("MEMTUI_STORE", "from-env.json")
+    assert resolve_store(None, Settings(default_store="configured.json"), NOW)[0] == "from-env.json"
+    monkeypatch.delenv("MEMTUI_STORE")
+    assert (
+        resolve_store(None, Settings(default_store="configured.json"), NOW)[0] == "configured.json"
+    )
+    path, hint = resolve_store(None, Settings(), NOW)  # no pi store in this HOME
+    assert path.endswith("memories.json") and hint and "memtui demo" in hint
+    store = open_store(path)
+    assert store.format_name == "native" and len(store) == 0
+    pi = tmp_path / ".pi" / "agent" / "memory-store.json"
+    pi.parent.mkdir(parents=True)
+    shutil.copyfile(FIXTURES / "example-store.json", pi)
+    assert resolve_store(None, Settings(), NOW)[0] == str(pi)
+
+
+def test_demo_without_a_terminal_says_where_the_store_is(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("demo", "--out", tmp_path / "d.json")
+    assert result.code == 0 and "d.json" in result.out and "not a terminal" in result.err

@@ -46,13 +46,11 @@ def make_app(
     )
 
 
-def run_app(store: str | None, settings: Settings, config_path: Path | None = None) -> int:
+def run_app(store: str | None, settings: Settings) -> int:
     from memtui.cli_common import now_utc
 
     path, hint = resolve_store(store, settings, now_utc())
     fixed = now_utc() if os.environ.get("MEMTUI_NOW") else None
-    app = make_app(
-        path, settings, now=fixed, config_path=config_path or locations.config_file(), hint=hint
-    )
-    app.run()
+    config = settings.path or locations.config_file()
+    make_app(path, settings, now=fixed, config_path=config, hint=hint).run()
     return 0

@@ -3,6 +3,7 @@ command palette. Every store access runs in a thread worker that posts a typed m
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,6 +14,8 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Static
 
 from memtui import curate
@@ -29,6 +32,7 @@ from memtui.tui.memory_table import MemoryTable
 from memtui.tui.messages import (
     CommitFailed,
     Committed,
+    HaystackReady,
     HistoryReady,
     LineageReady,
     OutsideChange,
@@ -36,7 +40,7 @@ from memtui.tui.messages import (
     StoreReady,
 )
 from memtui.tui.screens import ConfirmScreen, FilterScreen, HelpScreen
-from memtui.tui.table_model import COLUMNS, QuickFilters, TableModel
+from memtui.tui.table_model import COLUMNS, QuickFilters, TableModel, build_haystack
 from memtui.tui.themes import DEFAULT_THEME, load_themes
 
 PaletteCommand = tuple[str, str, Callable[[], object]]
@@ -115,11 +119,17 @@ class MemtuiApp(App[None]):
         self.load_problem: str | None = None
         self.theme_problems: list[str] = []
         self.detail_choice: bool | None = None  # None: by terminal width
+        self._detail_timer: Timer | None = None
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
 
     def now(self) -> datetime:
         return self.fixed_now or datetime.now(UTC)
+
+    @property
+    def home(self) -> Screen[object]:
+        """The memory table's screen, whatever is on top of it."""
+        return self.screen_stack[0]
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -136,14 +146,14 @@ class MemtuiApp(App[None]):
 
     def on_resize(self) -> None:
         if self.detail_choice is None:
-            self.query_one(DetailPane).display = self.size.width >= 100
+            self.home.query_one(DetailPane).display = self.size.width >= 100
 
     def action_toggle_detail(self) -> None:
-        pane = self.query_one(DetailPane)
+        pane = self.home.query_one(DetailPane)
         self.detail_choice = not pane.display
         pane.display = self.detail_choice
         if pane.display:
-            self._show_detail(self.query_one(MemoryTable).current)
+            self._show_detail(self.home.query_one(MemoryTable).current)
 
     def on_mount(self) -> None:
         themes, problems = load_themes()
@@ -160,7 +170,7 @@ class MemtuiApp(App[None]):
             self.notify(problem, title="Theme", severity="warning")
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.sub_title = self.store_path
-        self.query_one("#table").display = False
+        self.home.query_one("#table").display = False
         self.load_store(reloaded=False)
         if self.watch_interval > 0:
             self.set_interval(self.watch_interval, self.check_outside)
@@ -175,7 +185,10 @@ class MemtuiApp(App[None]):
         except MemtuiError as e:
             self.post_message(StoreFailed(self.store_path, str(e)))
             return
-        self.post_message(StoreReady(store, reloaded))
+        memories = store.memories()
+        self.post_message(StoreReady(store, memories, reloaded))
+        # what `/` searches, ready before the first keystroke
+        self.post_message(HaystackReady(memories, build_haystack(memories)))
         self.read_history(store)
 
     def read_history(self, store: Store) -> None:
@@ -222,11 +235,11 @@ class MemtuiApp(App[None]):
         self.store = message.store
         self.outside_change = False
         self.load_problem = None
-        table = self.query_one(MemoryTable)
+        table = self.home.query_one(MemoryTable)
         keep = table.current.id if table.current else None
         self.model.now = self.now()
-        self.model.load(message.store.memories())
-        self.query_one("#message").display = False
+        self.model.load(message.memories)
+        self.home.query_one("#message").display = False
         table.display = True
         table.refresh_view(keep)
         self.sub_title = f"{message.store.path} · {message.store.format_name}"
@@ -242,6 +255,12 @@ class MemtuiApp(App[None]):
             self.notify(f"Reloaded {len(message.store):,} entries.", title="Store")
         self.update_status()
 
+    @on(HaystackReady)
+    def _haystack_ready(self, message: HaystackReady) -> None:
+        self.model.offer_haystack(message.memories, message.haystack)
+        # the store's records live as long as the app: keep full collections off them
+        gc.freeze()
+
     @on(StoreFailed)
     def _store_failed(self, message: StoreFailed) -> None:
         self.load_problem = message.problem
@@ -252,16 +271,16 @@ class MemtuiApp(App[None]):
             "or q to quit.",
             style="dim",
         )
-        widget = self.query_one("#message", Static)
+        widget = self.home.query_one("#message", Static)
         widget.update(text)
         widget.display = True
-        self.query_one(MemoryTable).display = False
+        self.home.query_one(MemoryTable).display = False
         self.update_status()
 
     @on(HistoryReady)
     def _history_ready(self, message: HistoryReady) -> None:
         self.history = message.history
-        self._show_detail(self.query_one(MemoryTable).current)
+        self._show_detail(self.home.query_one(MemoryTable).current)
 
     @on(OutsideChange)
     def _outside_change(self) -> None:
@@ -287,7 +306,7 @@ class MemtuiApp(App[None]):
             self.pop_screen()
         store = self.store
         if store is not None:
-            table = self.query_one(MemoryTable)
+            table = self.home.query_one(MemoryTable)
             keep = table.current.id if table.current else None
             self.model.load(store.memories())
             table.refresh_view(keep)
@@ -305,41 +324,46 @@ class MemtuiApp(App[None]):
 
     @on(MemoryTable.Highlighted)
     def _highlighted(self, message: MemoryTable.Highlighted) -> None:
-        self._show_detail(message.memory)
+        # while the cursor flies (page-down held), the table repaints at once and the detail
+        # pane follows when it stops
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+        memory = message.memory
+        self._detail_timer = self.set_timer(0.12, lambda: self._show_detail(memory))
 
     @on(MemoryTable.ViewChanged)
     def _view_changed(self) -> None:
         self.update_status()
 
     def _show_detail(self, memory: Memory | None) -> None:
-        pane = self.query_one(DetailPane)
+        pane = self.home.query_one(DetailPane)
         if pane.display:
             pane.show(memory, self.now(), self.history)
 
     # -- filter -------------------------------------------------------------------------------
 
     def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
+        box = self.home.query_one("#filter", Input)
         box.display = True
         box.focus()
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        table = self.query_one(MemoryTable)
+        table = self.home.query_one(MemoryTable)
         keep = table.current.id if table.current else None
         self.model.set_query(event.value)
         table.refresh_view(keep)
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self) -> None:
-        self.query_one(MemoryTable).focus()
+        self.home.query_one(MemoryTable).focus()
 
     def action_clear_filter(self) -> None:
-        box = self.query_one("#filter", Input)
+        box = self.home.query_one("#filter", Input)
         if box.display or self.model.query:
             box.value = ""
             box.display = False
-            self.query_one(MemoryTable).focus()
+            self.home.query_one(MemoryTable).focus()
 
     def action_quick_filters(self) -> None:
         def chosen(filters: QuickFilters | None) -> None:
@@ -349,7 +373,7 @@ class MemtuiApp(App[None]):
         self.push_screen(FilterScreen(self.model), chosen)
 
     def apply_filters(self, filters: QuickFilters) -> None:
-        table = self.query_one(MemoryTable)
+        table = self.home.query_one(MemoryTable)
         keep = table.current.id if table.current else None
         self.model.set_filters(filters)
         table.refresh_view(keep)
@@ -365,7 +389,7 @@ class MemtuiApp(App[None]):
     # -- entry actions ------------------------------------------------------------------------
 
     def action_lineage(self) -> None:
-        memory = self.query_one(MemoryTable).current
+        memory = self.home.query_one(MemoryTable).current
         if memory is None:
             self.notify("No entry highlighted.", severity="warning")
             return
@@ -429,7 +453,7 @@ class MemtuiApp(App[None]):
     # -- palette and status -------------------------------------------------------------------
 
     def palette_commands(self) -> list[PaletteCommand]:
-        table = self.query_one(MemoryTable)
+        table = self.home.query_one(MemoryTable)
         commands: list[PaletteCommand] = [
             ("store: reload", "Read the store file again", self.action_reload),
             (
@@ -481,7 +505,7 @@ class MemtuiApp(App[None]):
         return commands
 
     def update_status(self) -> None:
-        status = self.query_one("#status", Static)
+        status = self.home.query_one("#status", Static)
         text = Text()
         if self.outside_change:
             text.append(" changed on disk: ctrl+r reloads ", style="bold reverse")

@@ -89,7 +89,7 @@ class MemoryTable(ScrollView, can_focus=True):
     def __init__(self, model: TableModel, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.model = model
-        self._strips: LRUCache[tuple[object, ...], Strip] = LRUCache(1024)
+        self._strips: LRUCache[tuple[object, ...], Strip] = LRUCache(160)
         self._layout_width = -1
         self._columns: list[tuple[Column, int]] = []
 
@@ -109,7 +109,6 @@ class MemoryTable(ScrollView, can_focus=True):
         return self.model.memory_at(self.cursor)
 
     def watch_cursor(self, row: int) -> None:
-        self._strips.clear()
         self._scroll_to_cursor()
         self.refresh()
         self.post_message(self.Highlighted(self.current))

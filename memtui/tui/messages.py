@@ -5,14 +5,25 @@ from __future__ import annotations
 from textual.message import Message
 
 from memtui.curate import History, Lineage
+from memtui.model import Memory
 from memtui.stores import Store, Transaction
 
 
 class StoreReady(Message):
-    def __init__(self, store: Store, reloaded: bool) -> None:
+    def __init__(self, store: Store, memories: list[Memory], reloaded: bool) -> None:
         super().__init__()
         self.store = store
+        self.memories = memories
         self.reloaded = reloaded
+
+
+class HaystackReady(Message):
+    """The search text of each memory, built off the UI thread."""
+
+    def __init__(self, memories: list[Memory], haystack: list[str]) -> None:
+        super().__init__()
+        self.memories = memories
+        self.haystack = haystack
 
 
 class StoreFailed(Message):

@@ -4,6 +4,7 @@ per keystroke, because sort orders and search text are computed once and reused.
 
 from __future__ import annotations
 
+from array import array as Rows
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -108,6 +109,10 @@ class QuickFilters:
         return " · ".join(parts)
 
 
+def build_haystack(memories: Sequence[Memory]) -> list[str]:
+    return [f"{m.content}\n{m.id}\n{m.category}\n{chr(10).join(m.tags)}".lower() for m in memories]
+
+
 class TableModel:
     def __init__(self, memories: Sequence[Memory], now: datetime) -> None:
         self.now = now
@@ -120,14 +125,16 @@ class TableModel:
 
     def load(self, memories: Sequence[Memory]) -> None:
         """New entries (a reload): keeps sort, filters and the marks that still exist."""
-        self.memories = list(memories)
+        self.memories = memories if isinstance(memories, list) else list(memories)
         self.index = {m.id: n for n, m in enumerate(self.memories)}
         self.marked &= set(self.index)
-        self._orders: dict[str, list[int]] = {}
+        # row indices live in arrays, not lists: the garbage collector never walks them, so its
+        # full collections stay short however big the store is
+        self._orders: dict[str, Rows] = {}
         self._haystack: list[str] | None = None
         self._cells: dict[int, tuple[str, ...]] = {}
-        self._base: list[int] | None = None
-        self.view: list[int] = []
+        self._base: Rows | None = None
+        self.view: Rows = Rows("l")
         self.refilter()
 
     # -- the view -----------------------------------------------------------------------------
@@ -136,7 +143,7 @@ class TableModel:
         order = self._orders.get(key)
         if order is None:
             values = [_sort_value(m, key) for m in self.memories]
-            order = sorted(range(len(values)), key=values.__getitem__)
+            order = Rows("l", sorted(range(len(values)), key=values.__getitem__))
             self._orders[key] = order
         return order
 
@@ -164,26 +171,28 @@ class TableModel:
             order = order[::-1]
         passes = self._passes()
         memories = self.memories
-        self._base = [i for i in order if passes(memories[i])]
+        self._base = Rows("l", [i for i in order if passes(memories[i])])
         self._apply_query(self._base)
 
-    def _apply_query(self, candidates: list[int]) -> None:
+    def _apply_query(self, candidates: Rows) -> None:
         needle = self.query.lower()
         if not needle:
-            self.view = list(candidates)
+            self.view = Rows("l", candidates)
             return
         hay = self.haystack
-        self.view = [i for i in candidates if needle in hay[i]]
+        self.view = Rows("l", [i for i in candidates if needle in hay[i]])
 
     @property
     def haystack(self) -> list[str]:
         """What `/` searches: content, tags, id and category, lowercased, once."""
         if self._haystack is None:
-            self._haystack = [
-                f"{m.content}\n{m.id}\n{m.category}\n{chr(10).join(m.tags)}".lower()
-                for m in self.memories
-            ]
+            self._haystack = build_haystack(self.memories)
         return self._haystack
+
+    def offer_haystack(self, memories: list[Memory], haystack: list[str]) -> None:
+        """A haystack built in the background, for these very memories."""
+        if memories is self.memories and self._haystack is None:
+            self._haystack = haystack
 
     def set_query(self, query: str) -> None:
         previous = self.query.lower()
@@ -191,7 +200,7 @@ class TableModel:
         if previous and query.lower().startswith(previous):
             self._apply_query(self.view)  # typing narrows: search what is shown
         else:
-            self._apply_query(self._base or [])
+            self._apply_query(self._base if self._base is not None else Rows("l"))
 
     def set_sort(self, key: str, descending: bool | None = None) -> None:
         if key not in COLUMN_KEYS:
