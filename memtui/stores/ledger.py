@@ -79,6 +79,9 @@ class Transaction:
     state: str = "committed"
     sha_after: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    # pi's top-level keys (updatedAt, quotas, …) before and after, so undo restores the file
+    header_before: dict[str, Any] | None = None
+    header_after: dict[str, Any] | None = None
 
     @property
     def memory_ids(self) -> list[str]:
@@ -99,6 +102,9 @@ class Transaction:
             out["sha_after"] = self.sha_after
         if self.details:
             out["details"] = self.details
+        if self.header_before is not None:
+            out["header_before"] = self.header_before
+            out["header_after"] = self.header_after
         return out
 
     @classmethod
@@ -117,6 +123,8 @@ class Transaction:
             state=state,
             sha_after=d.get("sha_after"),
             details=d.get("details") or {},
+            header_before=d.get("header_before"),
+            header_after=d.get("header_after"),
         )
 
 

@@ -106,12 +106,12 @@ class PiFormat:
         return memory.status is Status.ACTIVE
 
     def render(self, doc: Document, now: datetime | None) -> bytes:
-        top = dict(doc.header.get("top") or {"version": 1, "updatedAt": 0, "memories": []})
-        top["version"] = 1
-        if now is not None:
-            top["updatedAt"] = to_epoch_ms(now)
-        top["memories"] = [doc.raws[ident] for ident in doc.memories]
-        return orjson.dumps(top, option=orjson.OPT_INDENT_2)
+        top = {**file_header(doc, now), "memories": [doc.raws[ident] for ident in doc.memories]}
+        # keep the key order the file had
+        order = list(doc.header.get("top") or {"version": 1, "updatedAt": 0, "memories": []})
+        ordered = {key: top[key] for key in order if key in top}
+        ordered.update(top)
+        return orjson.dumps(ordered, option=orjson.OPT_INDENT_2)
 
     def new_id(self, doc: Document, now: datetime) -> str:
         while True:
@@ -200,6 +200,25 @@ def _explain(r: EntryReader) -> None:
     r.number("evidenceCount", 1)
     r.str_list("tags")
     r.str_list("paths")
+
+
+def file_header(doc: Document, now: datetime | None) -> dict[str, Any]:
+    """pi's top-level keys but `memories`, as the next write leaves them (`updatedAt` is the
+    time of the write, unless `now` is None)."""
+    top = doc.header.get("top") or {"version": 1, "updatedAt": 0}
+    header = {k: v for k, v in top.items() if k != "memories"}
+    header["version"] = 1
+    if now is not None:
+        header["updatedAt"] = to_epoch_ms(now)
+    return header
+
+
+def with_file_header(top: dict[str, Any], header: dict[str, Any]) -> dict[str, Any]:
+    """`top` with its keys but `memories` replaced by `header`, in the file's key order."""
+    out = {k: ([] if k == "memories" else header[k]) for k in top if k == "memories" or k in header}
+    out.update({k: v for k, v in header.items() if k not in out})
+    out.setdefault("memories", [])
+    return out
 
 
 def _same_ms(raw: Any, when: datetime) -> bool:

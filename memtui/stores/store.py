@@ -29,6 +29,7 @@ from memtui.stores.files import (
     store_lock,
 )
 from memtui.stores.ledger import ChangeImage, SidecarLedger, Transaction, undone_ids
+from memtui.stores.pi_format import file_header, with_file_header
 
 # An outside writer that ignores the lock can slip in between our read and our rename.
 _WRITE_ATTEMPTS = 3
@@ -206,7 +207,7 @@ class Store:
         now: datetime,
         undoes: int | None = None,
         details: dict[str, Any] | None = None,
-        header: dict[str, Any] | None = None,
+        restore_header: dict[str, Any] | None = None,
     ) -> Transaction:
         """Apply `changes` as one transaction; returns it as recorded in the ledger.
 
@@ -221,7 +222,9 @@ class Store:
         with store_lock(self.path):
             remove_stale_temp_files(self.path.parent, self.path.name)
             for _ in range(_WRITE_ATTEMPTS):
-                tx = self._commit_locked(changes, actor, kind, reason, now, undoes, details, header)
+                tx = self._commit_locked(
+                    changes, actor, kind, reason, now, undoes, details, restore_header
+                )
                 if tx is not None:
                     return tx
             raise ConflictError(
@@ -238,7 +241,7 @@ class Store:
         now: datetime,
         undoes: int | None,
         details: dict[str, Any] | None,
-        header: dict[str, Any] | None,
+        restore_header: dict[str, Any] | None,
     ) -> Transaction | None:
         data = read_bytes(self.path)
         stamp = FileStamp.of(self.path)
@@ -257,8 +260,11 @@ class Store:
         tx_id = max((t.id for t in history), default=0) + 1
 
         doc = base.copy()
-        if header:
-            doc.header.update(header)
+        has_header = "top" in base.header
+        if has_header:
+            # pi's "last written" stamp: now, or (undo, rollback) back to what it was
+            top = restore_header if restore_header is not None else file_header(base, now)
+            doc.header["top"] = with_file_header(base.header["top"], top)
         images: list[ChangeImage] = []
         in_file = fmt.ledger_in_file
         order = {ident: n for n, ident in enumerate(base.memories)}
@@ -306,14 +312,17 @@ class Store:
             "committed",
             details=dict(details or {}),
         )
+        if has_header:
+            tx.header_before = file_header(base, None)
+            tx.header_after = file_header(doc, None)
         if in_file:
             doc.header["journal"] = [*doc.header.get("journal", []), tx.to_dict()]
-            new_data = fmt.render(doc, now)
+            new_data = fmt.render(doc, None if has_header else now)
         else:
             assert self._ledger is not None
             for old in resolved:
                 self._ledger.mark(old.id, old.state)
-            new_data = fmt.render(doc, now)
+            new_data = fmt.render(doc, None if has_header else now)
             tx.sha_after = sha256(new_data)
             tx.state = "pending"
             self._ledger.add_pending(tx)
@@ -367,7 +376,13 @@ class Store:
         ]
         what = f"undo of transaction {target.id} ({target.kind})"
         return self.commit(
-            changes, actor=actor, kind="undo", reason=reason or what, now=now, undoes=target.id
+            changes,
+            actor=actor,
+            kind="undo",
+            reason=reason or what,
+            now=now,
+            undoes=target.id,
+            restore_header=target.header_before,
         )
 
     def rollback(self, name: str, *, now: datetime, actor: str = "user") -> Transaction:
@@ -383,9 +398,7 @@ class Store:
             now_m, then_m = current.memories.get(ident), old.memories.get(ident)
             if now_m != then_m or current.raws.get(ident) != old.raws.get(ident):
                 changes.append(Change(now_m, then_m, old.raws.get(ident), old_order.get(ident)))
-        header = None
-        if fmt.name == "pi":
-            header = {"top": old.header["top"]}
+        header = file_header(old, None) if "top" in old.header else None
         if not changes:
             raise MemtuiError(f"the store already holds what backup {backup.name} holds")
         return self.commit(
@@ -395,7 +408,7 @@ class Store:
             reason=f"rollback to backup {backup.name}",
             now=now,
             details={"backup": backup.name},
-            header=header,
+            restore_header=header,
         )
 
 
