@@ -94,3 +94,76 @@ def test_small_terminal_with_filter(demo: str, snap_compare) -> None:  # type: i
 def test_theme(theme: str, demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
     app = make_app(demo, Settings(theme=theme), now=NOW, watch_interval=0)
     assert snap_compare(app, terminal_size=SIZE, run_before=settle)
+
+
+async def _open(pilot: Pilot, key: str) -> None:
+    await settle(pilot)
+    await pilot.press(key)
+    await settle(pilot)
+    await pilot.pause(0.2)
+
+
+def test_merge_screen(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        app = pilot.app
+        user = app.model.memory_at(0).user_id  # type: ignore[attr-defined,union-attr]
+        same = [m.id for m in app.model.memories if m.user_id == user and m.visible][:2]  # type: ignore[attr-defined]
+        app.model.marked = set(same)  # type: ignore[attr-defined]
+        await pilot.press("m")
+        await pilot.pause(0.2)
+
+    assert snap_compare(
+        make_app(demo, now=NOW, watch_interval=0), terminal_size=SIZE, run_before=run_before
+    )
+
+
+def test_plan_review(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def run_before(pilot: Pilot) -> None:
+        await _open(pilot, "p")
+        await pilot.press("down", "down")
+        await pilot.pause(0.2)
+
+    assert snap_compare(
+        make_app(demo, now=NOW, watch_interval=0), terminal_size=SIZE, run_before=run_before
+    )
+
+
+def test_clusters(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def run_before(pilot: Pilot) -> None:
+        await _open(pilot, "c")
+        await pilot.press("minus", "minus", "minus")
+        await settle(pilot)
+        await pilot.pause(0.2)
+
+    assert snap_compare(
+        make_app(demo, now=NOW, watch_interval=0), terminal_size=SIZE, run_before=run_before
+    )
+
+
+def test_decay(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def run_before(pilot: Pilot) -> None:
+        await _open(pilot, "d")
+
+    assert snap_compare(
+        make_app(demo, now=NOW, watch_interval=0), terminal_size=SIZE, run_before=run_before
+    )
+
+
+def test_history(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        app = pilot.app
+        user = app.model.memory_at(0).user_id  # type: ignore[attr-defined,union-attr]
+        same = [m.id for m in app.model.memories if m.user_id == user and m.visible][:2]  # type: ignore[attr-defined]
+        app.model.marked = set(same)  # type: ignore[attr-defined]
+        await pilot.press("m")
+        await pilot.pause(0.2)
+        await pilot.press("ctrl+s", "y")
+        await settle(pilot)
+        await pilot.press("h")
+        await pilot.pause(0.3)
+
+    assert snap_compare(
+        make_app(demo, now=NOW, watch_interval=0), terminal_size=SIZE, run_before=run_before
+    )

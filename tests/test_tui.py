@@ -16,7 +16,7 @@ from memtui.demo import make_demo_memories
 from memtui.model import Status
 from memtui.stores import Change, create_native_store, open_store
 from memtui.tui import make_app
-from memtui.tui.app import MemtuiApp
+from memtui.tui.app import HomeScreen, MemtuiApp
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.memory_table import MemoryTable
 from memtui.tui.screens import ConfirmScreen, HelpScreen
@@ -290,7 +290,7 @@ async def test_help_lists_every_binding(demo_store: Path) -> None:
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         listed = {ident for _, rows in app.help_sections() for _, _, ident in rows}
-        for widget_class in (MemtuiApp, MemoryTable, LineageScreen):
+        for widget_class in (MemtuiApp, HomeScreen, MemoryTable, LineageScreen):
             for binding in widget_class.BINDINGS:
                 assert binding.id in listed  # type: ignore[union-attr]
         keys = {keys for _, rows in app.help_sections() for keys, _, _ in rows}

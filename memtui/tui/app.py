@@ -23,12 +23,16 @@ from memtui.config import Settings, save_setting
 from memtui.curate import History
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.stores import Store
+from memtui.stores import Backup, Store, Transaction
 from memtui.textsafe import one_line
+from memtui.tui.clusters_screen import ClustersScreen
 from memtui.tui.commands import MemtuiCommands
+from memtui.tui.decay_screen import DecayScreen
 from memtui.tui.detail import DetailPane
+from memtui.tui.history_screen import HistoryScreen
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.memory_table import MemoryTable
+from memtui.tui.merge_screen import MergeScreen
 from memtui.tui.messages import (
     CommitFailed,
     Committed,
@@ -39,6 +43,7 @@ from memtui.tui.messages import (
     StoreFailed,
     StoreReady,
 )
+from memtui.tui.plan_screen import PlanScreen
 from memtui.tui.screens import ConfirmScreen, FilterScreen, HelpScreen
 from memtui.tui.table_model import COLUMNS, QuickFilters, TableModel, build_haystack
 from memtui.tui.themes import DEFAULT_THEME, load_themes
@@ -56,34 +61,8 @@ class MemtuiApp(App[None]):
         Binding(
             "question_mark", "help", "Help", id="app.help", tooltip="Every key and what it does"
         ),
-        Binding("slash", "filter", "Filter", id="view.filter", tooltip="Filter as you type"),
         Binding(
-            "f",
-            "quick_filters",
-            "Filters",
-            id="view.quick_filters",
-            tooltip="Filter by status, user, category, source",
-        ),
-        Binding(
-            "full_stop",
-            "toggle_hidden",
-            "Hidden",
-            id="view.hidden",
-            tooltip="Show or hide merged, superseded and deleted entries",
-        ),
-        Binding(
-            "l",
-            "lineage",
-            "Lineage",
-            id="entry.lineage",
-            tooltip="The superseded/merged chain of the entry",
-        ),
-        Binding(
-            "v",
-            "toggle_detail",
-            "Detail",
-            id="view.detail",
-            tooltip="Show or hide the detail pane (hidden at first below 100 columns)",
+            "u", "undo", "Undo", id="store.undo", tooltip="Undo the newest transaction (asks first)"
         ),
         Binding(
             "ctrl+r",
@@ -92,7 +71,6 @@ class MemtuiApp(App[None]):
             id="store.reload",
             tooltip="Read the store again (after an outside change)",
         ),
-        Binding("escape", "clear_filter", "Clear filter", show=False, id="view.clear_filter"),
     ]
 
     def __init__(
@@ -133,18 +111,10 @@ class MemtuiApp(App[None]):
 
     # -- layout -------------------------------------------------------------------------------
 
-    def compose(self) -> ComposeResult:
-        yield Header(show_clock=False, icon="◈")
-        with Horizontal(id="main"):
-            with Vertical(id="left"):
-                yield Input(placeholder="filter: content, tags, id, category", id="filter")
-                yield Static(Text(f"opening {self.store_path} …"), id="message")
-                yield MemoryTable(self.model, id="table")
-            yield DetailPane(id="detail")
-        yield Static(id="status")
-        yield Footer()
+    def get_default_screen(self) -> Screen[None]:
+        return HomeScreen()
 
-    def on_resize(self) -> None:
+    def fit_detail(self) -> None:
         if self.detail_choice is None:
             self.home.query_one(DetailPane).display = self.size.width >= 100
 
@@ -170,10 +140,14 @@ class MemtuiApp(App[None]):
             self.notify(problem, title="Theme", severity="warning")
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.sub_title = self.store_path
-        self.home.query_one("#table").display = False
-        self.load_store(reloaded=False)
         if self.watch_interval > 0:
             self.set_interval(self.watch_interval, self.check_outside)
+
+    def home_ready(self) -> None:
+        """The table screen is on: read the store."""
+        self.home.query_one("#table").display = False
+        self.fit_detail()
+        self.load_store(reloaded=False)
         self.update_status()
 
     # -- workers ------------------------------------------------------------------------------
@@ -213,19 +187,38 @@ class MemtuiApp(App[None]):
         except MemtuiError as e:
             self.post_message(CommitFailed(str(e)))
 
+    def confirm_commit(
+        self,
+        title: str,
+        body: Text,
+        job: Callable[[Store], Transaction],
+        note: Callable[[Transaction], str],
+        *,
+        close: bool = False,
+    ) -> None:
+        """Every change goes this way: say what will happen, `y` commits it in a worker (one
+        transaction), `n` or `escape` does nothing."""
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_commit(job, note, close)
+
+        self.push_screen(ConfirmScreen(title, body), answered)
+
     @work(thread=True, exclusive=True, group="commit", exit_on_error=False)
-    def commit_restore(self, memory_id: str) -> None:
+    def run_commit(
+        self, job: Callable[[Store], Transaction], note: Callable[[Transaction], str], close: bool
+    ) -> None:
         store = self.store
         if store is None:
+            self.post_message(CommitFailed("the store is not open"))
             return
         try:
-            tx = curate.restore(store, memory_id, now=self.now())
+            tx = job(store)
         except MemtuiError as e:
             self.post_message(CommitFailed(str(e)))
             return
-        self.post_message(
-            Committed(tx, f"Restored: {tx.reason}. Transaction {tx.id}; undo is one command away.")
-        )
+        self.post_message(Committed(tx, note(tx), close))
         self.read_history(store)
 
     # -- messages -----------------------------------------------------------------------------
@@ -302,8 +295,12 @@ class MemtuiApp(App[None]):
 
     @on(Committed)
     def _committed(self, message: Committed) -> None:
-        if isinstance(self.screen, LineageScreen):
+        if message.close and len(self.screen_stack) > 1:
             self.pop_screen()
+        for screen in self.screen_stack[1:]:
+            changed = getattr(screen, "store_changed", None)
+            if changed is not None:
+                changed()
         store = self.store
         if store is not None:
             table = self.home.query_one(MemoryTable)
@@ -404,11 +401,126 @@ class MemtuiApp(App[None]):
             "with a backup; it can be undone."
         )
 
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.commit_restore(memory.id)
+        def job(store: Store) -> Transaction:
+            return curate.restore(store, memory.id, now=self.now())
 
-        self.push_screen(ConfirmScreen("Restore?", body), answered)
+        self.confirm_commit(
+            "Restore?",
+            body,
+            job,
+            lambda tx: f"Restored: {tx.reason}. Transaction {tx.id}; u undoes it.",
+            close=isinstance(self.screen, LineageScreen),
+        )
+
+    # -- curating -----------------------------------------------------------------------------
+
+    def _needs_store(self) -> Store | None:
+        if self.store is None:
+            self.notify("The store is not open.", severity="warning")
+        return self.store
+
+    def action_merge(self) -> None:
+        store = self._needs_store()
+        if store is None:
+            return
+        marked = [m for m in self.model.memories if m.id in self.model.marked]
+        if len(marked) < 2:
+            self.notify("Mark two or more entries with space, then press m.", severity="warning")
+            return
+        self.open_merge(marked)
+
+    def open_merge(self, members: list[Memory]) -> None:
+        users = sorted({str(m.user_id) for m in members})
+        if len(users) > 1:
+            self.notify(
+                f"Cannot merge entries of different users ({', '.join(users)}): memories "
+                "of one user never mix with another's.",
+                title="Not merged",
+                severity="error",
+                timeout=8,
+            )
+            return
+        retired = [m.id for m in members if not m.visible]
+        if retired:
+            self.notify(
+                f"{', '.join(retired)} is already merged or superseded; restore it first.",
+                severity="error",
+            )
+            return
+        assert self.store is not None
+        self.push_screen(MergeScreen(self.store, members, self.now()))
+
+    def action_plan(self) -> None:
+        store = self._needs_store()
+        if store is not None:
+            self.push_screen(PlanScreen(store))
+
+    def action_clusters(self) -> None:
+        store = self._needs_store()
+        if store is not None:
+            self.push_screen(ClustersScreen(store))
+
+    def action_decay(self) -> None:
+        store = self._needs_store()
+        if store is not None:
+            self.push_screen(
+                DecayScreen(store, self.home.query_one(MemoryTable).current, self.now())
+            )
+
+    def action_history(self) -> None:
+        store = self._needs_store()
+        if store is not None:
+            self.push_screen(HistoryScreen(store))
+
+    def action_undo(self) -> None:
+        store = self._needs_store()
+        if store is None:
+            return
+        undone = store.undone()
+        target = next(
+            (t for t in store.history() if t.id not in undone and t.undoes is None and t.changes),
+            None,
+        )
+        if target is None:
+            self.notify("Nothing to undo.", severity="warning")
+            return
+        self.request_undo(target)
+
+    def request_undo(self, tx: Transaction) -> None:
+        store = self.store
+        if store is None:
+            return
+        if tx.id in store.undone():
+            self.notify(f"#{tx.id} is already undone.", severity="warning")
+            return
+        verb = "Redo" if tx.undoes is not None else "Undo"
+        body = Text(f"{verb} #{tx.id} ({tx.kind}): ", style="bold")
+        body.append(one_line(tx.reason))
+        body.append(
+            f"\n\n{len(tx.changes)} entries go back to how they were before it. This is "
+            "itself a transaction, with a backup, and can be undone."
+        )
+
+        def job(store: Store) -> Transaction:
+            return store.undo(tx.id, now=self.now())
+
+        self.confirm_commit(
+            f"{verb}?", body, job, lambda t: f"{verb} done: transaction {t.id} reverts #{tx.id}."
+        )
+
+    def request_rollback(self, backup: Backup) -> None:
+        body = Text(f"Roll back to {backup.name}", style="bold")
+        body.append(
+            "\n\nThe store's entries become what that backup holds, as one new transaction "
+            "(the current file is backed up first); it can be undone."
+        )
+
+        def job(store: Store) -> Transaction:
+            return store.rollback(backup.name, now=self.now())
+
+        self.confirm_commit(
+            "Roll back?", body, job, lambda t: f"Rolled back to {backup.name} (transaction {t.id})."
+        )
 
     def action_reload(self) -> None:
         self.load_store(reloaded=True)
@@ -430,9 +542,26 @@ class MemtuiApp(App[None]):
 
         return [
             ("Everywhere", rows(self.BINDINGS)),
+            ("The table screen", rows(HomeScreen.BINDINGS)),
             ("Memory table", rows(MemoryTable.BINDINGS)),
             ("Lineage", rows(LineageScreen.BINDINGS)),
-            ("Confirmations", rows(ConfirmScreen.BINDINGS)),
+            ("Merge", rows(MergeScreen.BINDINGS)),
+            ("Plan review", rows(PlanScreen.BINDINGS)),
+            ("Clusters", rows(ClustersScreen.BINDINGS)),
+            ("Decay", rows(DecayScreen.BINDINGS)),
+            ("History", rows(HistoryScreen.BINDINGS)),
+            (
+                "Changing the store (the same keys on every screen)",
+                [
+                    (
+                        "ctrl+s",
+                        "Show what the screen prepared (a merge, a plan's approved actions, "
+                        "an undo, a rollback) and ask",
+                        "",
+                    ),
+                    *rows(ConfirmScreen.BINDINGS),
+                ],
+            ),
             ("Quick filters", rows(FilterScreen.BINDINGS)),
             ("Command palette", [("ctrl+p", "Commands: store, view, entry, theme", "")]),
         ]
@@ -479,6 +608,12 @@ class MemtuiApp(App[None]):
                 self.action_lineage,
             ),
             ("entry: mark or unmark", "Mark the highlighted entry", table.action_mark),
+            ("entry: merge the marked entries", "Hand-merge", self.action_merge),
+            ("store: review a consolidation plan", "Plan, approve, apply", self.action_plan),
+            ("store: history, undo and backups", "The ledger", self.action_history),
+            ("store: undo the newest change", "Asks first", self.action_undo),
+            ("view: clusters of related entries", "At a threshold you move", self.action_clusters),
+            ("view: decay curves", "When entries fade below the line", self.action_decay),
             (
                 "view: show or hide the detail pane",
                 "The highlighted entry in full",
@@ -530,3 +665,77 @@ class MemtuiApp(App[None]):
         sort_name = next((c.title or "status" for c in COLUMNS if c.key == self.model.sort_key), "")
         text.append(f" · sort {sort_name}{arrow} · theme {self.theme}", style="dim")
         status.update(text)
+
+
+class HomeScreen(Screen[None]):
+    """The memory table with the detail pane: where memtui starts."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "app.filter", "Filter", id="view.filter", tooltip="Filter as you type"),
+        Binding(
+            "f",
+            "app.quick_filters",
+            "Filters",
+            id="view.quick_filters",
+            tooltip="Filter by status, user, category, source",
+        ),
+        Binding(
+            "full_stop",
+            "app.toggle_hidden",
+            "Hidden",
+            id="view.hidden",
+            tooltip="Show or hide merged, superseded and deleted entries",
+        ),
+        Binding(
+            "l",
+            "app.lineage",
+            "Lineage",
+            id="entry.lineage",
+            tooltip="The superseded/merged chain of the entry",
+        ),
+        Binding("m", "app.merge", "Merge", id="entry.merge", tooltip="Merge the marked entries"),
+        Binding("p", "app.plan", "Plan", id="store.plan", tooltip="Review a consolidation plan"),
+        Binding(
+            "c",
+            "app.clusters",
+            "Clusters",
+            id="view.clusters",
+            tooltip="Groups of related entries at a threshold",
+        ),
+        Binding(
+            "d", "app.decay", "Decay", id="view.decay", tooltip="Decay curves and what expires soon"
+        ),
+        Binding(
+            "h",
+            "app.history",
+            "History",
+            id="store.history",
+            tooltip="The ledger: undo, redo, backups, rollback",
+        ),
+        Binding(
+            "v",
+            "app.toggle_detail",
+            "Detail",
+            id="view.detail",
+            tooltip="Show or hide the detail pane (hidden at first below 100 columns)",
+        ),
+        Binding("escape", "app.clear_filter", "Clear filter", show=False, id="view.clear_filter"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        app: MemtuiApp = self.app  # type: ignore[assignment]
+        yield Header(show_clock=False, icon="◈")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Input(placeholder="filter: content, tags, id, category", id="filter")
+                yield Static(Text(f"opening {app.store_path} …"), id="message")
+                yield MemoryTable(app.model, id="table")
+            yield DetailPane(id="detail")
+        yield Static(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.app.home_ready()  # type: ignore[attr-defined]
+
+    def on_resize(self) -> None:
+        self.app.fit_detail()  # type: ignore[attr-defined]

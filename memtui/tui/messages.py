@@ -50,10 +50,11 @@ class LineageReady(Message):
 
 
 class Committed(Message):
-    def __init__(self, transaction: Transaction, note: str) -> None:
+    def __init__(self, transaction: Transaction, note: str, close: bool) -> None:
         super().__init__()
         self.transaction = transaction
         self.note = note
+        self.close = close
 
 
 class CommitFailed(Message):

@@ -1,0 +1,199 @@
+"""Clusters: groups of related entries (same user) at a similarity threshold you move with
+`+`/`-`; they recompute in a worker as you move it. A histogram of cluster sizes, each
+cluster's members with their pairwise scores, and `m` to merge a cluster."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.console import Group
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Label, OptionList, Select, Static
+from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
+
+from memtui.engine.candidates import Pair, candidate_pairs
+from memtui.engine.clusters import components
+from memtui.engine.profiles import get_profile, profile_for_format
+from memtui.engine.similarity import METHODS
+from memtui.model import Memory, Status
+from memtui.stores import Store
+from memtui.textsafe import literal, one_line
+from memtui.tui.chart import histogram
+from memtui.views import shorten
+
+STEP = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterResult:
+    method: str
+    threshold: float
+    clusters: list[list[str]]
+    pairs: dict[tuple[str, str], float]
+
+
+class ClustersReady(Message):
+    def __init__(self, result: ClusterResult) -> None:
+        super().__init__()
+        self.result = result
+
+
+def find_clusters(memories: list[Memory], method: str, threshold: float) -> ClusterResult:
+    active = [m for m in memories if m.status is Status.ACTIVE]
+    pairs: list[Pair] = candidate_pairs(active, method, threshold)
+    groups = components([(p.a, p.b) for p in pairs], [m.id for m in active])
+    groups.sort(key=lambda g: -len(g))
+    return ClusterResult(method, threshold, groups, {(p.a, p.b): p.score for p in pairs})
+
+
+def size_bins(clusters: list[list[str]]) -> list[tuple[str, int]]:
+    sizes = Counter(min(len(c), 10) for c in clusters)
+    return [(f"{s}{'+' if s == 10 else ''}", sizes[s]) for s in sorted(sizes)]
+
+
+class ClustersScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("plus,equals_sign", "threshold(1)", "+ threshold", id="clusters.up"),
+        Binding("minus", "threshold(-1)", "- threshold", id="clusters.down"),
+        Binding(
+            "m",
+            "merge",
+            "Merge cluster",
+            id="clusters.merge",
+            tooltip="Open the merge screen with the highlighted cluster",
+        ),
+        Binding("escape", "app.pop_screen", "Back", id="clusters.back"),
+    ]
+    DEFAULT_CSS = """
+    ClustersScreen #controls { height: auto; padding: 0 1; background: $panel; }
+    ClustersScreen #controls Select { width: 24; }
+    ClustersScreen #controls Label { padding: 1 1 0 1; }
+    ClustersScreen #body { height: 1fr; }
+    ClustersScreen #left { width: 2fr; }
+    ClustersScreen #histogram { height: auto; max-height: 12; padding: 0 1; }
+    ClustersScreen #list { height: 1fr; }
+    ClustersScreen #members { width: 3fr; border-left: solid $panel; padding: 0 1; }
+    """
+
+    def __init__(self, store: Store) -> None:
+        super().__init__()
+        self.store = store
+        profile = get_profile(profile_for_format(store.format_name))
+        self.method = profile.method
+        self.threshold = round(profile.merge_threshold or 0.8, 2)
+        self.result: ClusterResult | None = None
+        self.by_id = {m.id: m for m in store.memories()}
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="controls"):
+            yield Select(
+                [(m, m) for m in METHODS], value=self.method, allow_blank=False, id="method"
+            )
+            yield Label("", id="threshold")
+        with Horizontal(id="body"):
+            with VerticalScroll(id="left"):
+                yield Static(id="histogram")
+                yield OptionList(id="list")
+            yield VerticalScroll(Static(id="members-body"), id="members")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.recompute()
+
+    def recompute(self) -> None:
+        self.query_one("#threshold", Label).update(
+            Text(f"threshold {self.threshold:.2f}  (+/- moves it)   computing…", style="bold")
+        )
+        self.compute(self.method, self.threshold)
+
+    @work(thread=True, exclusive=True, group="clusters", exit_on_error=False)
+    def compute(self, method: str, threshold: float) -> None:
+        result = find_clusters(list(self.by_id.values()), method, threshold)
+        if not get_current_worker().is_cancelled:
+            self.post_message(ClustersReady(result))
+
+    @on(ClustersReady)
+    def _ready(self, message: ClustersReady) -> None:
+        result = message.result
+        if (result.method, result.threshold) != (self.method, self.threshold):
+            return  # an older computation: a newer one is running
+        self.result = result
+        clustered = sum(len(c) for c in result.clusters)
+        self.query_one("#threshold", Label).update(
+            Text.assemble(
+                (f"threshold {result.threshold:.2f}", "bold"),
+                f"  ·  {len(result.clusters)} clusters, {clustered} entries"
+                "  ·  +/- moves it, m merges",
+            )
+        )
+        width = max(24, self.size.width * 2 // 5 - 4)  # the left column is 2 of 5 parts
+        self.query_one("#histogram", Static).update(
+            Group(
+                Text("cluster sizes: entries → clusters", style="bold"),
+                histogram(size_bins(result.clusters), width, "blue"),
+            )
+        )
+        options = self.query_one("#list", OptionList)
+        options.clear_options()
+        for n, cluster in enumerate(result.clusters):
+            first = self.by_id[cluster[0]]
+            label = Text()
+            label.append(f"{len(cluster):>3} ", style="bold")
+            label.append(shorten(one_line(first.content), max(10, width - 18)))
+            label.append(f"  {one_line(first.user_id or '-')}", style="dim")
+            label.truncate(max(10, width - 2), overflow="ellipsis")
+            options.add_option(Option(label, id=str(n)))
+        if result.clusters:
+            options.highlighted = 0
+        else:
+            self.query_one("#members-body", Static).update(
+                Text("No two entries reach this threshold. Lower it with -.", style="dim")
+            )
+
+    @on(OptionList.OptionHighlighted, "#list")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if self.result is None or event.option.id is None:
+            return
+        cluster = self.result.clusters[int(event.option.id)]
+        text = Text(f"{len(cluster)} entries", style="bold")
+        text.append(f" · {self.result.method} ≥ {self.result.threshold:.2f}\n\n", style="dim")
+        for ident in cluster:
+            memory = self.by_id[ident]
+            text.append(f"{one_line(ident)}  ", style="dim")
+            text.append(f"{memory.importance:.2f} {memory.source.value}\n", style="dim")
+            text.append(literal(memory.content) + "\n\n")
+        text.append("pairwise scores\n", style="bold")
+        inside = set(cluster)
+        pairs = [
+            (a, b, s) for (a, b), s in self.result.pairs.items() if a in inside and b in inside
+        ]
+        for a, b, score in sorted(pairs, key=lambda p: -p[2])[:40]:
+            text.append(f"{score:.3f}  {one_line(a)} ~ {one_line(b)}\n")
+        self.query_one("#members-body", Static).update(text)
+
+    @on(Select.Changed, "#method")
+    def _method(self, event: Select.Changed) -> None:
+        if event.value != self.method:
+            self.method = str(event.value)
+            self.recompute()
+
+    def action_threshold(self, direction: int) -> None:
+        self.threshold = round(min(1.0, max(STEP, self.threshold + direction * STEP)), 2)
+        self.recompute()
+
+    def action_merge(self) -> None:
+        options = self.query_one("#list", OptionList)
+        if self.result is None or options.highlighted is None or not self.result.clusters:
+            self.notify("No cluster highlighted.", severity="warning")
+            return
+        cluster = self.result.clusters[options.highlighted]
+        self.app.open_merge([self.by_id[i] for i in cluster])  # type: ignore[attr-defined]

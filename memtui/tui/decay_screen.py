@@ -1,0 +1,213 @@
+"""Decay: the highlighted entry's importance over the coming days under the store's model, with
+the archive/expiry line and the day it crosses it, next to the same entry under the other
+models; and store-wide, how soon entries cross the line and which go within the horizon."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+from typing import ClassVar
+
+from rich.console import Group
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from memtui.engine.decay import MODELS, DecayModel, model
+from memtui.engine.profiles import Profile, get_profile, profile_for_format
+from memtui.model import Memory, Status
+from memtui.stores import Store
+from memtui.textsafe import one_line
+from memtui.tui.chart import ChartData, ChartView, Series, histogram
+from memtui.views import shorten
+
+HORIZONS = (7, 14, 30, 60, 90, 180, 365)
+STYLES = {
+    "pi": "bold magenta",
+    "longterm": "bold cyan",
+    "halflife": "bold green",
+    "ebbinghaus": "bold yellow",
+}
+BINS = ((0, "already"), (7, "≤ 1 week"), (30, "≤ 1 month"), (90, "≤ 3 months"), (365, "≤ 1 year"))
+
+
+def store_model(profile: Profile) -> DecayModel:
+    return model(profile.decay_model or "longterm", profile.decay_rate)
+
+
+def line_of(profile: Profile) -> float:
+    return profile.archive_line if profile.archive_line is not None else profile.expire_below
+
+
+def curve_points(
+    decay: DecayModel, memory: Memory, now: datetime, days: int
+) -> list[tuple[float, float]]:
+    steps = max(2, min(days, 120))
+    return [
+        (d * days / steps, decay.value_at(memory, now, d * days / steps)) for d in range(steps + 1)
+    ]
+
+
+def entry_chart(
+    memory: Memory, profile: Profile, now: datetime, days: int
+) -> tuple[ChartData, Text]:
+    primary = store_model(profile)
+    line = line_of(profile)
+    data = ChartData(x_max=float(days), y_max=max(1.0, memory.importance), x_unit="d")
+    models = [primary] + [model(name) for name in MODELS if name != primary.name]
+    for decay in models:
+        label = f"{decay.name}{' (this store)' if decay is primary else ''}"
+        data.series.append(
+            Series(label, curve_points(decay, memory, now, days), STYLES[decay.name])
+        )
+    data.lines.append((line, f"line {line:g}", "bold red"))
+    crossing = primary.crossing_day(memory, now, line)
+    if crossing is not None and crossing <= days:
+        data.marks.append((crossing, f"crosses in {crossing:.1f} d", "red"))
+    summary = Text(shorten(one_line(memory.content), 100) + "\n", style="bold")
+    for decay in models:
+        when = decay.crossing_day(memory, now, line)
+        text = (
+            "never" if when is None else ("already below" if when == 0 else f"in {when:.1f} days")
+        )
+        summary.append(f"{decay.name:>11} ", style=STYLES[decay.name])
+        summary.append(
+            f"now {decay.value_at(memory, now):.3f}, in {days} days "
+            f"{decay.value_at(memory, now, days):.3f}, crosses {line:g} {text}\n"
+        )
+    return data, summary
+
+
+@dataclass(frozen=True, slots=True)
+class StoreDecay:
+    horizon: int
+    bins: list[tuple[str, int]]
+    going: list[tuple[float, Memory]]
+
+
+class StoreDecayReady(Message):
+    def __init__(self, result: StoreDecay) -> None:
+        super().__init__()
+        self.result = result
+
+
+def store_decay(
+    memories: list[Memory], profile: Profile, now: datetime, horizon: int
+) -> StoreDecay:
+    decay, line = store_model(profile), line_of(profile)
+    counts: Counter[str] = Counter()
+    going = []
+    for memory in memories:
+        if memory.status is not Status.ACTIVE:
+            continue
+        day = decay.crossing_day(memory, now, line)
+        if day is None:
+            counts["never"] += 1
+            continue
+        label = next((name for limit, name in BINS if day <= limit), "> 1 year")
+        counts[label] += 1
+        if day <= horizon:
+            going.append((day, memory))
+    going.sort(key=lambda g: g[0])
+    order = [name for _, name in BINS] + ["> 1 year", "never"]
+    return StoreDecay(horizon, [(name, counts[name]) for name in order if counts[name]], going)
+
+
+class DecayScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "right_square_bracket",
+            "horizon(1)",
+            "Longer",
+            id="decay.longer",
+            tooltip="Look further ahead",
+        ),
+        Binding(
+            "left_square_bracket",
+            "horizon(-1)",
+            "Shorter",
+            id="decay.shorter",
+            tooltip="Look less far ahead",
+        ),
+        Binding("escape", "app.pop_screen", "Back", id="decay.back"),
+    ]
+    DEFAULT_CSS = """
+    DecayScreen #entry { height: 60%; }
+    DecayScreen #chart { width: 3fr; padding: 0 1; }
+    DecayScreen #entry-summary { width: 2fr; border-left: solid $panel; padding: 0 1; }
+    DecayScreen #store { height: 1fr; border-top: solid $panel; }
+    DecayScreen #bins { width: 2fr; padding: 0 1; }
+    DecayScreen #going { width: 3fr; border-left: solid $panel; padding: 0 1; }
+    """
+
+    def __init__(self, store: Store, memory: Memory | None, now: datetime) -> None:
+        super().__init__()
+        self.store = store
+        self.memory = memory
+        self.now = now
+        self.profile = get_profile(profile_for_format(store.format_name))
+        self.horizon = 30
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="entry"):
+            yield ChartView(id="chart")
+            yield VerticalScroll(Static(id="entry-summary-body"), id="entry-summary")
+        with Horizontal(id="store"):
+            yield VerticalScroll(Static(id="bins-body"), id="bins")
+            yield VerticalScroll(Static(id="going-body"), id="going")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.refresh_all()
+
+    def refresh_all(self) -> None:
+        summary = self.query_one("#entry-summary-body", Static)
+        if self.memory is None:
+            summary.update(Text("No entry highlighted in the table.", style="dim"))
+        else:
+            data, text = entry_chart(self.memory, self.profile, self.now, self.horizon)
+            self.query_one(ChartView).show(data)
+            text.append(f"\n{self.horizon} days ahead · [ and ] change it", style="dim")
+            summary.update(text)
+        self.query_one("#going-body", Static).update(Text("computing…", style="dim"))
+        self.compute(self.horizon)
+
+    @work(thread=True, exclusive=True, group="decay", exit_on_error=False)
+    def compute(self, horizon: int) -> None:
+        self.post_message(
+            StoreDecayReady(store_decay(self.store.memories(), self.profile, self.now, horizon))
+        )
+
+    @on(StoreDecayReady)
+    def _ready(self, message: StoreDecayReady) -> None:
+        result = message.result
+        if result.horizon != self.horizon:
+            return
+        line = line_of(self.profile)
+        title = Text(
+            f"days until importance falls below {line:g} ({store_model(self.profile).name})\n",
+            style="bold",
+        )
+        self.query_one("#bins-body", Static).update(Group(title, histogram(result.bins, 46, "red")))
+        going = Text(
+            f"{len(result.going)} entries cross it within {result.horizon} days\n\n", style="bold"
+        )
+        decay = store_model(self.profile)
+        going.append("    in  now  entry\n", style="dim")
+        for day, memory in result.going[:200]:
+            going.append(f"{day:5.1f}d {decay.value_at(memory, self.now):.2f}  ", style="dim")
+            going.append(shorten(one_line(memory.content), 70) + "\n")
+        if len(result.going) > 200:
+            going.append(f"… and {len(result.going) - 200} more", style="dim")
+        self.query_one("#going-body", Static).update(going)
+
+    def action_horizon(self, direction: int) -> None:
+        at = HORIZONS.index(self.horizon) if self.horizon in HORIZONS else 2
+        self.horizon = HORIZONS[max(0, min(len(HORIZONS) - 1, at + direction))]
+        self.refresh_all()

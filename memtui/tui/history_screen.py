@@ -1,0 +1,180 @@
+"""History: the ledger's transactions with their before and after, undo and redo from here;
+the rolling backups with rollback."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from memtui.stores import Backup, Store, Transaction
+from memtui.textsafe import one_line
+from memtui.times import format_iso
+from memtui.tui.diff import record_change
+from memtui.views import entries, shorten
+
+
+def transaction_label(tx: Transaction, undone_by: int | None) -> Text:
+    label = Text(f"#{tx.id:<4}", style="bold")
+    label.append(f"{format_iso(tx.at.replace(microsecond=0))[:19].replace('T', ' ')} ", style="dim")
+    label.append(f"{tx.actor:<5} {tx.kind:<9} {entries(len(tx.changes)):<11} ")
+    label.append(shorten(one_line(tx.reason), 60))
+    if undone_by:
+        label.append(f"  undone by #{undone_by}", style="italic yellow")
+    return label
+
+
+def transaction_detail(tx: Transaction, undone_by: int | None) -> Text:
+    text = Text(f"#{tx.id} {tx.kind}", style="bold")
+    text.append(f"  by {tx.actor} at {format_iso(tx.at)}\n", style="dim")
+    text.append(one_line(tx.reason) + "\n", style="bold")
+    if tx.undoes:
+        text.append(f"undoes #{tx.undoes}\n", style="dim")
+    if undone_by:
+        text.append(f"undone by #{undone_by}\n", style="yellow")
+    if tx.backup:
+        text.append(f"backup {tx.backup}\n", style="dim")
+    if not tx.changes:
+        text.append("\nNo entries changed (the store was created here).", style="dim")
+    for change in tx.changes[:100]:
+        text.append("\n")
+        text.append_text(record_change(change.before_memory(), change.after_memory()))
+        text.append("\n")
+    if len(tx.changes) > 100:
+        text.append(f"\n… and {len(tx.changes) - 100} more entries", style="dim")
+    return text
+
+
+class HistoryScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "u",
+            "undo",
+            "Undo…",
+            id="history.undo",
+            tooltip="Undo the highlighted transaction (on an undo: redo)",
+        ),
+        Binding(
+            "ctrl+s",
+            "commit",
+            "Undo / roll back…",
+            id="history.commit",
+            tooltip="Undo the highlighted transaction, or roll back to the highlighted backup",
+        ),
+        Binding("b", "toggle_backups", "Backups", id="history.backups"),
+        Binding("escape", "app.pop_screen", "Back", id="history.back"),
+    ]
+    DEFAULT_CSS = """
+    HistoryScreen #title { background: $panel; padding: 0 1; }
+    HistoryScreen #body { height: 1fr; }
+    HistoryScreen #list { width: 1fr; }
+    HistoryScreen #detail { width: 1fr; border-left: solid $panel; padding: 0 1; }
+    """
+
+    def __init__(self, store: Store) -> None:
+        super().__init__()
+        self.store = store
+        self.showing_backups = False
+        self.transactions: list[Transaction] = []
+        self.backups: list[Backup] = []
+        self.undone: dict[int, int] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="title")
+        with Horizontal(id="body"):
+            yield OptionList(id="list")
+            yield VerticalScroll(Static(id="detail-body"), id="detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.reload()
+
+    def store_changed(self) -> None:
+        """Called by the app after a commit."""
+        self.reload()
+
+    def reload(self) -> None:
+        self.transactions = self.store.history()
+        self.undone = self.store.undone()
+        self.backups = self.store.backups()
+        options = self.query_one("#list", OptionList)
+        options.clear_options()
+        title = Text()
+        if self.showing_backups:
+            title.append(f"{len(self.backups)} backups", style="bold")
+            title.append(
+                " · ctrl+s rolls back to the highlighted one · b shows transactions", style="dim"
+            )
+            for n, backup in enumerate(self.backups):
+                label = Text(f"{n + 1:>3}  {backup.name}  ", style="bold")
+                label.append(
+                    f"{backup.size:,} bytes · before transaction {backup.tx_id}", style="dim"
+                )
+                options.add_option(Option(label, id=backup.name))
+        else:
+            title.append(f"{len(self.transactions)} transactions", style="bold")
+            title.append(
+                " · u undoes the highlighted one (an undo: redoes) · b shows backups", style="dim"
+            )
+            for tx in self.transactions:
+                options.add_option(
+                    Option(transaction_label(tx, self.undone.get(tx.id)), id=str(tx.id))
+                )
+        self.query_one("#title", Static).update(title)
+        if options.option_count:
+            options.highlighted = 0
+        options.focus()
+
+    @on(OptionList.OptionHighlighted, "#list")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        body = self.query_one("#detail-body", Static)
+        if self.showing_backups:
+            backup = next((b for b in self.backups if b.name == event.option.id), None)
+            if backup is not None:
+                body.update(
+                    Text(
+                        f"{backup.name}\nkept at {format_iso(backup.at)} before "
+                        f"transaction {backup.tx_id}\n{backup.size:,} bytes\n\nRolling back "
+                        "makes the store's entries what this file holds, as a new "
+                        "transaction you can undo.",
+                        style="",
+                    )
+                )
+            return
+        tx = self._selected()
+        if tx is not None:
+            body.update(transaction_detail(tx, self.undone.get(tx.id)))
+
+    def _selected(self) -> Transaction | None:
+        options = self.query_one("#list", OptionList)
+        if options.highlighted is None or self.showing_backups:
+            return None
+        return self.transactions[options.highlighted]
+
+    def action_toggle_backups(self) -> None:
+        self.showing_backups = not self.showing_backups
+        self.reload()
+
+    def action_undo(self) -> None:
+        tx = self._selected()
+        if tx is None:
+            self.notify("Highlight a transaction.", severity="warning")
+            return
+        self.app.request_undo(tx)  # type: ignore[attr-defined]
+
+    def action_commit(self) -> None:
+        if not self.showing_backups:
+            self.action_undo()
+            return
+        options = self.query_one("#list", OptionList)
+        if options.highlighted is None:
+            return
+        backup = self.backups[options.highlighted]
+        self.app.request_rollback(backup)  # type: ignore[attr-defined]

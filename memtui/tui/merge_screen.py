@@ -1,0 +1,191 @@
+"""Hand-merge: the members side by side, the merged record as it will be (by rule, keeping the
+base, or in the user's own words), the resulting fields and the lineage; ctrl+s commits."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, HorizontalScroll, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Label, RadioButton, RadioSet, Static, TextArea
+
+from memtui import curate
+from memtui.errors import MemtuiError
+from memtui.model import Memory
+from memtui.stores import Store
+from memtui.textsafe import literal, one_line
+from memtui.views import entries, shorten
+
+STRATEGIES = (
+    ("rule", "by rule"),
+    ("keep-base", "keep the best entry's words"),
+    ("own", "my own text"),
+)
+
+
+def member_card(memory: Memory, now: datetime) -> Text:
+    text = Text(one_line(memory.id), style="bold")
+    text.append(
+        f"\n{memory.source.value} · {memory.category} · importance {memory.importance:.2f}"
+        f" · {memory.access_count} uses",
+        style="dim",
+    )
+    if memory.tags:
+        text.append(f"\ntags {one_line(', '.join(memory.tags))}", style="dim")
+    text.append("\n\n")
+    text.append(literal(memory.content))
+    return text
+
+
+def result_text(merged: Memory, retired: list[Memory]) -> Text:
+    text = Text("The merged entry\n", style="bold")
+    rows = [
+        ("id", merged.id),
+        ("category", merged.category),
+        ("importance", f"{merged.importance:.3f} (the highest)"),
+        ("source", merged.source.value),
+        ("uses", f"{merged.access_count} (summed)"),
+        ("evidence", str(merged.evidence_count)),
+        ("tenured", "yes" if merged.tenured else "no"),
+        ("tags", ", ".join(merged.tags) or "-"),
+        ("paths", ", ".join(merged.paths) or "-"),
+    ]
+    for key, value in rows:
+        text.append(f"{key:>11} ", style="dim")
+        text.append(one_line(value) + "\n")
+    text.append("\nLineage\n", style="bold")
+    text.append(
+        f"{one_line(merged.id)} supersedes {one_line(', '.join(m.id for m in retired))}; "
+        "they stay in the store as merged, and `restore` brings them back.",
+        style="dim",
+    )
+    return text
+
+
+class MergeScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "ctrl+s",
+            "commit",
+            "Merge…",
+            id="merge.commit",
+            tooltip="Show what will happen, then merge (y) or not (n)",
+        ),
+        Binding("escape", "app.pop_screen", "Back", id="merge.back"),
+    ]
+    DEFAULT_CSS = """
+    MergeScreen #members { height: 40%; }
+    MergeScreen .card { width: 1fr; min-width: 30; border: round $panel; padding: 0 1; }
+    MergeScreen #lower { height: 1fr; }
+    MergeScreen #editor-box { width: 3fr; }
+    MergeScreen #result { width: 2fr; border-left: solid $panel; padding: 0 1; }
+    MergeScreen TextArea { height: 1fr; }
+    MergeScreen RadioSet { width: 100%; layout: horizontal; height: auto; }
+    MergeScreen #title { background: $panel; padding: 0 1; }
+    """
+
+    def __init__(self, store: Store, members: list[Memory], now: datetime) -> None:
+        super().__init__()
+        self.store = store
+        self.members = members
+        self.now = now
+        self.strategy = "rule"
+        self.own_text: str | None = None
+        self._programmatic = False
+
+    def compose(self) -> ComposeResult:
+        title = Text(f"Merge {entries(len(self.members))}", style="bold")
+        title.append(
+            f" of user {one_line(self.members[0].user_id or '-')} · ctrl+s merges, escape "
+            "goes back",
+            style="dim",
+        )
+        yield Static(title, id="title")
+        with HorizontalScroll(id="members"):
+            for memory in self.members:
+                with VerticalScroll(classes="card"):
+                    yield Static(member_card(memory, self.now))
+        with Horizontal(id="lower"):
+            with Vertical(id="editor-box"):
+                with RadioSet(id="strategy"):
+                    for key, label in STRATEGIES:
+                        yield RadioButton(label, value=key == "rule", id=f"s-{key}")
+                yield Label("The merged text (edit it to use your own words):")
+                yield TextArea(id="editor", soft_wrap=True)
+            yield VerticalScroll(Static(id="result-body"), id="result")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.refresh_preview()
+
+    def preview(self) -> tuple[Memory, list[Memory]]:
+        content = self.own_text if self.strategy == "own" else None
+        strategy = "keep-base" if self.strategy == "keep-base" else "rule"
+        return curate.preview_merge(
+            self.store,
+            [m.id for m in self.members],
+            strategy=strategy,
+            content=content,
+            now=self.now,
+        )
+
+    def refresh_preview(self) -> None:
+        merged, retired = self.preview()
+        if self.strategy != "own":
+            editor = self.query_one("#editor", TextArea)
+            self._programmatic = True
+            editor.text = merged.content
+        self.query_one("#result-body", Static).update(result_text(merged, retired))
+
+    @on(RadioSet.Changed, "#strategy")
+    def _strategy(self, event: RadioSet.Changed) -> None:
+        self.strategy = (event.pressed.id or "s-rule").removeprefix("s-")
+        if self.strategy == "own" and self.own_text is None:
+            self.own_text = self.query_one("#editor", TextArea).text
+        self.refresh_preview()
+
+    @on(TextArea.Changed, "#editor")
+    def _edited(self, event: TextArea.Changed) -> None:
+        if self._programmatic:
+            self._programmatic = False
+            return
+        self.own_text = event.text_area.text
+        if self.strategy != "own":
+            self.strategy = "own"
+            self.query_one("#s-own", RadioButton).value = True
+        else:
+            self.refresh_preview()
+
+    def action_commit(self) -> None:
+        try:
+            merged, retired = self.preview()
+        except MemtuiError as e:
+            self.notify(str(e), severity="error")
+            return
+        body = Text(f"Merge {entries(len(self.members))} into one new entry:\n\n")
+        body.append(shorten(one_line(merged.content), 300) + "\n\n", style="bold")
+        body.append(
+            f"{entries(len(retired) + 1)} touched, a backup is kept; the members stay "
+            "(status merged) and the merge can be undone."
+        )
+        ids = [m.id for m in self.members]
+        strategy = "keep-base" if self.strategy == "keep-base" else "rule"
+        content = self.own_text if self.strategy == "own" else None
+
+        def job(store: Store):  # type: ignore[no-untyped-def]
+            return curate.merge_by_hand(
+                store, ids, strategy=strategy, content=content, now=self.app.now()
+            )  # type: ignore[attr-defined]
+
+        self.app.confirm_commit(  # type: ignore[attr-defined]
+            "Merge?",
+            body,
+            job,
+            lambda tx: f"Merged {entries(len(ids))} (transaction {tx.id}); u undoes it.",
+            close=True,
+        )

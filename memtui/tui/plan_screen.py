@@ -1,0 +1,451 @@
+"""Plan review: choose a profile, plan in a worker (progress; escape cancels), then approve or
+reject action by action (dependencies follow visibly), see each action's before and after,
+and apply the approved ones as one transaction. Plans save to and load from files that
+`memtui apply` reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, Static, Tree
+from textual.widgets.tree import TreeNode
+from textual.worker import get_current_worker
+
+from memtui import curate
+from memtui.cli_curate import plan_summary, read_plan, write_plan
+from memtui.engine.plan import KINDS, Action, Plan, closure
+from memtui.engine.planner import Cancelled, make_plan
+from memtui.engine.profiles import PROFILE_NAMES, get_profile, profile_for_format
+from memtui.errors import MemtuiError
+from memtui.stores import Store
+from memtui.textsafe import one_line
+from memtui.tui.diff import record_change
+from memtui.views import entries, shorten
+
+
+class PlanProgress(Message):
+    def __init__(self, stage: str, fraction: float) -> None:
+        super().__init__()
+        self.stage = stage
+        self.fraction = fraction
+
+
+class PlanReady(Message):
+    def __init__(self, plan: Plan) -> None:
+        super().__init__()
+        self.plan = plan
+
+
+class PlanFailed(Message):
+    def __init__(self, problem: str) -> None:
+        super().__init__()
+        self.problem = problem
+
+
+class PathScreen(ModalScreen["str | None"]):
+    """Asks for a file path."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="path.cancel")
+    ]
+    DEFAULT_CSS = """
+    PathScreen { align: center middle; }
+    PathScreen > Vertical { width: 80; max-width: 95%; height: auto; border: thick $primary;
+        background: $surface; padding: 1 2; }
+    """
+
+    def __init__(self, title: str, value: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text(self.title_text, style="bold"))
+            yield Input(value=self.value, id="path")
+
+    @on(Input.Submitted)
+    def _done(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def action_label(action: Action, approved: bool) -> Text:
+    mark = "✓" if approved else ("?" if action.needs_decision else "✗")
+    style = "green" if approved else ("yellow" if action.needs_decision else "red")
+    label = Text()
+    label.append(f"{mark} ", style=f"bold {style}")
+    label.append(f"{action.id} ", style="dim")
+    label.append(shorten(one_line(action.reason), 110))
+    if action.depends_on:
+        label.append(
+            f"  needs {', '.join(action.depends_on[:3])}"
+            f"{'…' if len(action.depends_on) > 3 else ''}",
+            style="dim",
+        )
+    if action.actor == "llm":
+        label.append("  [model]", style="italic")
+    return label
+
+
+def action_detail(action: Action) -> Text:
+    text = Text(f"{action.id} · {action.kind}", style="bold")
+    if action.needs_decision:
+        text.append("  needs a decision", style="bold yellow")
+    text.append(f"\n{one_line(action.reason)}\n\n")
+    text.append("rule    ", style="dim")
+    text.append(one_line(action.rule) + "\n")
+    if action.scores:
+        text.append("scores  ", style="dim")
+        text.append(", ".join(f"{k} {v:.3g}" for k, v in action.scores.items()) + "\n")
+    if action.depends_on:
+        text.append("needs   ", style="dim")
+        text.append(", ".join(action.depends_on) + "\n")
+    if action.actor != "plan":
+        text.append("by      ", style="dim")
+        text.append(f"{action.actor} {action.details.get('model', '')}\n")
+    before = {m.id: m for m in action.before}
+    for after in action.after:
+        text.append("\n")
+        text.append_text(record_change(before.get(after.id), after))
+        text.append("\n")
+    return text
+
+
+class PlanScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "decide(True)", "Approve", id="plan.approve"),
+        Binding("r", "decide(False)", "Reject", id="plan.reject"),
+        Binding("space", "toggle", "Toggle", id="plan.toggle"),
+        Binding(
+            "A",
+            "decide_kind(True)",
+            "Approve kind",
+            id="plan.approve_kind",
+            tooltip="Approve every action of the highlighted kind",
+        ),
+        Binding(
+            "R",
+            "decide_kind(False)",
+            "Reject kind",
+            id="plan.reject_kind",
+            tooltip="Reject every action of the highlighted kind",
+        ),
+        Binding(
+            "ctrl+s",
+            "commit",
+            "Apply…",
+            id="plan.commit",
+            tooltip="Show what the approved actions do, then apply them (y) or not (n)",
+        ),
+        Binding("w", "save", "Save plan", id="plan.save"),
+        Binding("o", "load", "Load plan", id="plan.load"),
+        Binding(
+            "escape",
+            "back",
+            "Back / cancel",
+            id="plan.back",
+            tooltip="Cancel planning, or leave the review",
+        ),
+    ]
+    DEFAULT_CSS = """
+    PlanScreen #chooser { height: auto; padding: 0 1; }
+    PlanScreen #chooser Select { width: 30; }
+    PlanScreen #chooser Button { margin-left: 2; }
+    PlanScreen #progress-box { height: auto; padding: 0 1; }
+    PlanScreen #summary { background: $panel; padding: 0 1; height: auto; }
+    PlanScreen #review { height: 1fr; }
+    PlanScreen #actions { width: 3fr; }
+    PlanScreen #action-detail { width: 2fr; border-left: solid $panel; padding: 0 1; }
+    """
+
+    def __init__(self, store: Store) -> None:
+        super().__init__()
+        self.store = store
+        self.plan: Plan | None = None
+        self.approved: set[str] = set()
+        self._action_nodes: dict[str, TreeNode[str]] = {}
+        self._kind_nodes: dict[str, TreeNode[str]] = {}
+        self._last_fraction = -1.0
+
+    def compose(self) -> ComposeResult:
+        default = profile_for_format(self.store.format_name)
+        with Horizontal(id="chooser"):
+            yield Label("Profile ")
+            yield Select(
+                [(p, p) for p in PROFILE_NAMES], value=default, allow_blank=False, id="profile"
+            )
+            yield Button("Plan", id="run", variant="primary")
+        with Vertical(id="progress-box"):
+            yield Label("", id="stage")
+            yield ProgressBar(total=1.0, show_eta=False, id="progress")
+        yield Static(
+            Text(
+                "Planning with the store's profile; pick another to plan again. Nothing "
+                "changes until you apply.",
+                style="dim",
+            ),
+            id="summary",
+        )
+        with Horizontal(id="review"):
+            yield Tree(Text("actions"), id="actions")
+            yield VerticalScroll(Static(id="action-detail-body"), id="action-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#progress-box").display = False
+        self.query_one("#actions", Tree).show_root = False
+        self.start()
+
+    # -- planning -----------------------------------------------------------------------------
+
+    @on(Button.Pressed, "#run")
+    def _run_pressed(self) -> None:
+        self.start()
+
+    @on(Select.Changed, "#profile")
+    def _profile_changed(self) -> None:
+        if self.is_mounted:
+            self.start()
+
+    def start(self) -> None:
+        profile = str(self.query_one("#profile", Select).value)
+        self.query_one("#progress-box").display = True
+        self.query_one("#progress", ProgressBar).update(progress=0)
+        self.query_one("#stage", Label).update(f"planning with {profile}…  (escape cancels)")
+        self.compute(profile)
+
+    @work(thread=True, exclusive=True, group="plan", exit_on_error=False)
+    def compute(self, profile_name: str) -> None:
+        worker = get_current_worker()
+        try:
+            profile = get_profile(profile_name)
+            last_run = next((tx.at for tx in self.store.history() if tx.kind == "plan"), None)
+            plan = make_plan(
+                self.store.memories(),
+                profile,
+                self.app.now(),  # type: ignore[attr-defined]
+                store=str(self.store.path),
+                store_format=self.store.format_name,
+                fingerprint=self.store.fingerprint,
+                last_run=last_run,
+                progress=lambda stage, f: self.post_message(PlanProgress(stage, f)),
+                cancelled=lambda: worker.is_cancelled,
+            )
+        except Cancelled:
+            self.post_message(PlanFailed("planning cancelled"))
+            return
+        except MemtuiError as e:
+            self.post_message(PlanFailed(str(e)))
+            return
+        self.post_message(PlanReady(plan))
+
+    @on(PlanProgress)
+    def _progress(self, message: PlanProgress) -> None:
+        if message.fraction - self._last_fraction >= 0.02 or message.fraction >= 1.0:
+            self._last_fraction = message.fraction
+            self.query_one("#progress", ProgressBar).update(progress=message.fraction)
+            self.query_one("#stage", Label).update(f"planning: {message.stage}…  (escape cancels)")
+
+    @on(PlanFailed)
+    def _failed(self, message: PlanFailed) -> None:
+        self.query_one("#progress-box").display = False
+        self.notify(one_line(message.problem), severity="warning")
+
+    @on(PlanReady)
+    def _ready(self, message: PlanReady) -> None:
+        self.query_one("#progress-box").display = False
+        self.show_plan(message.plan)
+
+    def show_plan(self, plan: Plan) -> None:
+        self.plan = plan
+        self.approved = set(plan.default_approved())
+        tree = self.query_one("#actions", Tree)
+        tree.clear()
+        self._action_nodes.clear()
+        self._kind_nodes.clear()
+        by_kind: dict[str, list[Action]] = {}
+        for action in plan.actions:
+            by_kind.setdefault(action.kind, []).append(action)
+        for kind in KINDS:
+            actions = by_kind.get(kind)
+            if not actions:
+                continue
+            node = tree.root.add(Text(kind), data=f"kind:{kind}", expand=kind not in ("decay",))
+            self._kind_nodes[kind] = node
+            for action in actions:
+                self._action_nodes[action.id] = node.add_leaf(
+                    action_label(action, action.id in self.approved), data=action.id
+                )
+        self._relabel_kinds()
+        self.update_summary()
+        tree.focus()
+        if not plan.actions:
+            self.notify("Nothing to do: the store is already consolidated for this profile.")
+
+    def _relabel_kinds(self) -> None:
+        assert self.plan is not None
+        for kind, node in self._kind_nodes.items():
+            ids = [a.id for a in self.plan.actions if a.kind == kind]
+            chosen = sum(1 for i in ids if i in self.approved)
+            label = Text(f"{kind} ", style="bold")
+            label.append(f"{len(ids)} · {chosen} approved", style="dim")
+            node.set_label(label)
+
+    def update_summary(self) -> None:
+        if self.plan is None:
+            return
+        text = Text(plan_summary(self.plan).split("\n")[0].replace(f" for {self.plan.store}", ""))
+        text.append(
+            f"\napproved {len(self.approved)} of {len(self.plan.actions)} · a/r/space "
+            "decide · A/R a whole kind · ctrl+s applies · w saves the plan",
+            style="dim",
+        )
+        self.query_one("#summary", Static).update(text)
+
+    # -- deciding -----------------------------------------------------------------------------
+
+    def _highlighted(self) -> str | None:
+        node = self.query_one("#actions", Tree).cursor_node
+        return node.data if node is not None else None
+
+    @on(Tree.NodeHighlighted, "#actions")
+    def _show(self, event: Tree.NodeHighlighted[str]) -> None:
+        body = self.query_one("#action-detail-body", Static)
+        data = event.node.data
+        if self.plan is None or data is None or data.startswith("kind:"):
+            body.update(Text("Highlight an action to see its before and after.", style="dim"))
+            return
+        body.update(action_detail(self.plan.action(data)))
+
+    def set_approved(self, ids: set[str], approve: bool) -> None:
+        """Approve with what they depend on, or reject with what depends on them."""
+        assert self.plan is not None
+        affected = closure(self.plan, ids, upward=approve)
+        extra = affected - ids
+        if approve:
+            self.approved |= affected
+        else:
+            self.approved -= affected
+        for ident in affected:
+            node = self._action_nodes.get(ident)
+            if node is not None:
+                node.set_label(action_label(self.plan.action(ident), ident in self.approved))
+        if extra:
+            what = "needed" if approve else "depending on it"
+            verb = "approved" if approve else "rejected"
+            shown = ", ".join(sorted(extra, key=lambda i: int(i[1:]))[:6])
+            self.notify(
+                f"Also {verb} {len(extra)} {what}: {shown}{'…' if len(extra) > 6 else ''}",
+                timeout=4,
+            )
+        self._relabel_kinds()
+        self.update_summary()
+
+    def action_decide(self, approve: bool) -> None:
+        ident = self._highlighted()
+        if self.plan is None or ident is None or ident.startswith("kind:"):
+            return
+        self.set_approved({ident}, approve)
+        self.query_one("#actions", Tree).action_cursor_down()
+
+    def action_toggle(self) -> None:
+        ident = self._highlighted()
+        if self.plan is None or ident is None or ident.startswith("kind:"):
+            return
+        self.set_approved({ident}, ident not in self.approved)
+
+    def action_decide_kind(self, approve: bool) -> None:
+        ident = self._highlighted()
+        if self.plan is None or ident is None:
+            return
+        kind = (
+            ident.removeprefix("kind:")
+            if ident.startswith("kind:")
+            else self.plan.action(ident).kind
+        )
+        self.set_approved({a.id for a in self.plan.actions if a.kind == kind}, approve)
+
+    # -- applying, saving, loading ------------------------------------------------------------
+
+    def action_commit(self) -> None:
+        plan = self.plan
+        if plan is None:
+            self.notify("Plan first (enter).", severity="warning")
+            return
+        chosen = [a.id for a in plan.actions if a.id in self.approved]
+        if not chosen:
+            self.notify("No action is approved.", severity="warning")
+            return
+        kinds = [plan.action(a).kind for a in chosen]
+        what = ", ".join(f"{k} {kinds.count(k)}" for k in dict.fromkeys(kinds))
+        touched = len({t for a in chosen for t in plan.action(a).targets})
+        body = Text(f"Apply {len(chosen)} actions: {what}.\n\n", style="bold")
+        body.append(
+            f"{entries(touched)} touched, backup kept. One transaction; undo reverts all of it."
+        )
+        before = sum(1 for m in self.store.memories() if m.visible)
+
+        def job(store: Store):  # type: ignore[no-untyped-def]
+            return curate.apply_plan(store, plan, chosen, now=self.app.now())  # type: ignore[attr-defined]
+
+        def note(tx) -> str:  # type: ignore[no-untyped-def]
+            after = sum(1 for m in self.store.memories() if m.visible)
+            return (
+                f"Applied {len(chosen)} actions (transaction {tx.id}): {before} entries → {after}."
+            )
+
+        self.app.confirm_commit("Apply the plan?", body, job, note, close=True)  # type: ignore[attr-defined]
+
+    def action_save(self) -> None:
+        if self.plan is None:
+            self.notify("Plan first.", severity="warning")
+            return
+        suggested = str(self.store.path.with_name(self.store.path.stem + ".plan.json"))
+
+        def chosen(path: str | None) -> None:
+            if path and self.plan is not None:
+                try:
+                    write_plan(self.plan, path)
+                except (MemtuiError, OSError) as e:
+                    self.notify(one_line(str(e)), severity="error")
+                    return
+                self.notify(f"Plan saved to {path}; `memtui apply` reads it too.")
+
+        self.app.push_screen(PathScreen("Save the plan to", suggested), chosen)
+
+    def action_load(self) -> None:
+        suggested = str(self.store.path.with_name(self.store.path.stem + ".plan.json"))
+
+        def chosen(path: str | None) -> None:
+            if not path:
+                return
+            try:
+                plan = read_plan(path)
+                curate.check_plan_fits(self.store, plan)
+            except MemtuiError as e:
+                self.notify(one_line(str(e)), severity="error")
+                return
+            self.show_plan(plan)
+            self.notify(f"Loaded {len(plan.actions)} actions from {Path(path).name}.")
+
+        self.app.push_screen(PathScreen("Load a plan from", suggested), chosen)
+
+    def action_back(self) -> None:
+        for worker in self.workers:
+            if worker.group == "plan" and worker.is_running:
+                worker.cancel()
+                self.query_one("#progress-box").display = False
+                self.notify("Planning cancelled.")
+                return
+        self.app.pop_screen()

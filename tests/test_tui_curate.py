@@ -1,0 +1,287 @@
+"""Curating in the TUI: hand-merge, plan review, clusters, decay, history and undo."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+from textual.pilot import Pilot
+
+from memtui.curate import record_of
+from memtui.engine.decay import model
+from memtui.engine.profiles import get_profile
+from memtui.model import Status
+from memtui.stores import Change, open_store
+from memtui.tui import make_app
+from memtui.tui.app import MemtuiApp
+from memtui.tui.chart import ChartView
+from memtui.tui.clusters_screen import ClustersScreen
+from memtui.tui.decay_screen import DecayScreen
+from memtui.tui.history_screen import HistoryScreen
+from memtui.tui.memory_table import MemoryTable
+from memtui.tui.merge_screen import MergeScreen
+from memtui.tui.plan_screen import PlanScreen
+from memtui.tui.screens import ConfirmScreen
+from tests.conftest import NOW
+
+os.environ["TEXTUAL_ANIMATIONS"] = "none"
+
+
+async def ready(pilot: Pilot) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def app_for(path: Path) -> MemtuiApp:
+    return make_app(str(path), now=NOW, watch_interval=0)
+
+
+async def confirm(pilot: Pilot) -> None:
+    await pilot.press("ctrl+s")
+    await pilot.pause()
+    assert isinstance(pilot.app.screen, ConfirmScreen)
+    await pilot.press("y")
+    await ready(pilot)
+
+
+def memories_table(path: Path) -> bytes:
+    return orjson.dumps(orjson.loads(path.read_bytes())["memories"])
+
+
+@pytest.mark.parametrize("name", ["realistic-store.json", "demo"])
+async def test_hand_merge_then_undo_gives_back_the_store(
+    name: str, fixture_copy: Callable[[str], Path], tmp_path: Path
+) -> None:
+    if name == "demo":
+        from memtui.demo import make_demo_memories
+        from memtui.stores import create_native_store
+
+        path = tmp_path / "demo.json"
+        create_native_store(path, make_demo_memories(150, 2, NOW), now=NOW, kind="demo", reason="t")
+    else:
+        path = fixture_copy(name)
+    before = path.read_bytes()
+    app = app_for(path)
+    async with app.run_test(size=(130, 38)) as pilot:
+        await ready(pilot)
+        # two entries of one user
+        first = app.model.memory_at(0)
+        assert first is not None
+        partner = next(
+            app.model.memory_at(r)
+            for r in range(1, 50)
+            if app.model.memory_at(r).user_id == first.user_id
+        )  # type: ignore[union-attr]
+        table = app.query_one(MemoryTable)
+        await pilot.press("space")
+        table.cursor = app.model.position_of(partner.id)  # type: ignore[assignment]
+        await pilot.press("space", "m")
+        await pilot.pause()
+        assert isinstance(app.screen, MergeScreen)
+        await confirm(pilot)
+        assert not isinstance(app.screen, MergeScreen)
+        store = open_store(path)
+        statuses = {record_of(store, i).status for i in (first.id, partner.id)}  # type: ignore[union-attr]
+        assert statuses == {Status.MERGED}
+        merged = store.history()[0]
+        assert merged.kind == "merge" and len(merged.changes) == 3
+        assert any(merged.details["merged"] == m.id for m in app.model.memories)
+        await pilot.press("u")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await ready(pilot)
+    if name == "demo":  # the native file also holds the ledger: the entries are byte-equal
+        assert memories_table(path) == orjson.dumps(orjson.loads(before)["memories"])
+    else:
+        assert path.read_bytes() == before
+
+
+async def test_merge_refuses_different_users(fixture_copy: Callable[[str], Path]) -> None:
+    path = fixture_copy("items.jsonl")
+    app = app_for(path)
+    async with app.run_test(size=(130, 38)) as pilot:
+        await ready(pilot)
+        app.model.marked = {"1", "8"}
+        await pilot.press("m")
+        await pilot.pause()
+        assert not isinstance(app.screen, MergeScreen)
+        assert any("different users" in n.message for n in app._notifications)
+
+
+async def test_merge_in_own_words(fixture_copy: Callable[[str], Path]) -> None:
+    path = fixture_copy("items.jsonl")
+    app = app_for(path)
+    async with app.run_test(size=(130, 38)) as pilot:
+        await ready(pilot)
+        app.model.marked = {"1", "2"}
+        await pilot.press("m")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, MergeScreen)
+        editor = screen.query_one("#editor")
+        editor.text = "用户很喜欢喝咖啡"  # type: ignore[attr-defined]
+        await pilot.pause()
+        assert screen.strategy == "own"
+        await confirm(pilot)
+    store = open_store(path)
+    merged = store.get(store.history()[0].details["merged"])
+    assert merged.content == "用户很喜欢喝咖啡" and merged.supersedes == ("1", "2")
+
+
+async def test_plan_review_applies_exactly_the_approved_actions(
+    fixture_copy: Callable[[str], Path],
+) -> None:
+    path = fixture_copy("realistic-store.json")
+    original = {m.id: m for m in open_store(path).memories()}
+    app = app_for(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("p")
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, PlanScreen) and screen.plan is not None
+        plan = screen.plan
+        # reject everything, then approve one merge: its decay dependencies come along
+        screen.set_approved({a.id for a in plan.actions}, False)
+        merge = next(a for a in plan.actions if a.kind == "merge")
+        screen.set_approved({merge.id}, True)
+        assert screen.approved == {merge.id, *merge.depends_on}
+        await confirm(pilot)
+        assert not isinstance(app.screen, PlanScreen)
+    after = {m.id: m for m in open_store(path).memories()}
+    changed = {i for i in original if after.get(i) != original[i]} | (
+        after.keys() - original.keys()
+    )
+    assert changed == set(merge.targets)
+
+
+async def test_rejecting_an_action_rejects_what_depends_on_it(
+    fixture_copy: Callable[[str], Path],
+) -> None:
+    path = fixture_copy("items.jsonl")
+    app = app_for(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("p")
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, PlanScreen) and screen.plan is not None
+        absorb = next(a for a in screen.plan.actions if a.kind == "absorb")
+        first_dep = absorb.depends_on[0]
+        screen.set_approved({first_dep}, False)
+        assert absorb.id not in screen.approved
+
+
+async def test_apply_refused_when_the_store_changed_outside(
+    fixture_copy: Callable[[str], Path],
+) -> None:
+    path = fixture_copy("items.jsonl")
+    app = app_for(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("p")
+        await ready(pilot)
+        outsider = open_store(path)
+        one = outsider.get("1")
+        outsider.commit([Change(one, one.with_(content="用户只喝茶"))], actor="user", kind="edit",
+                        reason="agent", now=NOW)  # fmt: skip
+        data = path.read_bytes()
+        await confirm(pilot)
+        assert isinstance(app.screen, PlanScreen)  # still reviewing: nothing applied
+        assert any("changed since" in n.message for n in app._notifications)
+    assert path.read_bytes() == data
+
+
+async def test_saved_plan_is_what_memtui_apply_reads(
+    fixture_copy: Callable[[str], Path], tmp_path: Path
+) -> None:
+    path = fixture_copy("items.jsonl")
+    out = tmp_path / "plan.json"
+    app = app_for(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("p")
+        await ready(pilot)
+        await pilot.press("w")
+        await pilot.pause()
+        box = app.screen.query_one("#path")
+        box.value = str(out)  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await pilot.pause()
+    plan = json.loads(out.read_text())
+    assert plan["format"] == "memtui-plan" and plan["summary"]["absorb"] == 2
+
+
+async def test_cluster_threshold_moves_the_clusters(fixture_copy: Callable[[str], Path]) -> None:
+    path = fixture_copy("realistic-store.json")
+    app = app_for(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("c")
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, ClustersScreen) and screen.result is not None
+        assert screen.result.threshold == 0.3
+        low = len(screen.result.clusters)
+        for _ in range(10):
+            await pilot.press("plus")
+        await ready(pilot)
+        assert screen.result.threshold == 0.8
+        high = len(screen.result.clusters)
+        assert high != low
+        sizes = [len(c) for c in screen.result.clusters]
+        assert all(s >= 2 for s in sizes)
+
+
+async def test_decay_view_shows_the_engines_values(fixture_copy: Callable[[str], Path]) -> None:
+    path = fixture_copy("realistic-store.json")
+    app = app_for(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        memory = app.query_one(MemoryTable).current
+        assert memory is not None
+        await pilot.press("d")
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, DecayScreen)
+        data = screen.query_one(ChartView).data
+        pi = model("pi")
+        [series] = [s for s in data.series if s.label.startswith("pi")]
+        for day, value in series.points:
+            assert value == pi.value_at(memory, NOW, day)
+        assert data.lines[0][0] == get_profile("pi").archive_line
+        crossing = pi.crossing_day(memory, NOW, 0.2)
+        if crossing is not None and crossing <= 30:
+            assert data.marks[0][0] == crossing
+
+
+async def test_history_shows_transactions_and_undoes_from_there(
+    fixture_copy: Callable[[str], Path],
+) -> None:
+    path = fixture_copy("items.jsonl")
+    original = path.read_bytes()
+    store = open_store(path)
+    for ident in ("3", "7"):
+        m = store.get(ident)
+        store.commit([Change(m, m.with_(importance=0.05))], actor="user", kind="edit",
+                     reason=f"edit {ident}", now=NOW)  # fmt: skip
+    app = app_for(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("h")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, HistoryScreen)
+        assert [t.reason for t in screen.transactions] == ["edit 7", "edit 3"]
+        await pilot.press("u", "y")
+        await ready(pilot)
+        assert [t.kind for t in screen.transactions][:1] == ["undo"]
+        await pilot.press("down", "down", "u", "y")  # the older edit
+        await ready(pilot)
+    assert path.read_bytes() == original
