@@ -34,6 +34,7 @@ from memtui.engine.similarity import (
     tf_norm2,
     tf_vector,
 )
+from memtui.gcpause import gc_paused
 from memtui.model import Memory
 
 # prefix filtering pays off while the probed postings stay this many times the record count
@@ -77,6 +78,13 @@ def candidate_pairs(
     """Every pair of memories of the same user scoring ≥ threshold, highest first."""
     check_method(method)
     _check_threshold(threshold)
+    with gc_paused():
+        return _candidate_pairs(memories, method, threshold, progress)
+
+
+def _candidate_pairs(
+    memories: Sequence[Memory], method: str, threshold: float, progress: Progress | None
+) -> list[Pair]:
     found: list[tuple[int, int, float]] = []
     groups = user_groups(memories)
     total = sum(len(g) for g in groups)
@@ -106,8 +114,15 @@ def brute_force_pairs(memories: Sequence[Memory], method: str, threshold: float)
 
 
 def _ordered(memories: Sequence[Memory], found: list[tuple[int, int, float]]) -> list[Pair]:
-    found.sort(key=lambda t: (-t[2], t[0], t[1]))
-    return [Pair(memories[i].id, memories[j].id, s) for i, j, s in found]
+    """Highest score first, then by position. Sorted by numpy, which lets other threads (the
+    UI) run meanwhile; a list sort of a million tuples would hold the GIL for a second."""
+    if not found:
+        return []
+    a = np.fromiter((t[0] for t in found), dtype=np.int64, count=len(found))
+    b = np.fromiter((t[1] for t in found), dtype=np.int64, count=len(found))
+    score = np.fromiter((t[2] for t in found), dtype=np.float64, count=len(found))
+    order = np.lexsort((b, a, -score)).tolist()
+    return [Pair(memories[found[k][0]].id, memories[found[k][1]].id, found[k][2]) for k in order]
 
 
 def _group_pairs(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
 from memtui.engine.candidates import Pair, candidate_pairs
 from memtui.engine.clusters import clusters, components
@@ -20,6 +21,7 @@ from memtui.engine.plan import Action, Plan
 from memtui.engine.profiles import Profile
 from memtui.engine.similarity import jaro_winkler
 from memtui.errors import MemtuiError
+from memtui.gcpause import gc_paused
 from memtui.model import SOURCE_PRIORITY, Memory, Source, Status
 from memtui.times import days_between
 
@@ -83,6 +85,17 @@ class _Builder:
 
 
 def make_plan(
+    memories: Sequence[Memory],
+    profile: Profile,
+    now: datetime,
+    **options: Any,
+) -> Plan:
+    """The plan for `memories` under `profile` as of `now` (see `_make_plan` for options)."""
+    with gc_paused():
+        return _make_plan(memories, profile, now, **options)
+
+
+def _make_plan(
     memories: Sequence[Memory],
     profile: Profile,
     now: datetime,

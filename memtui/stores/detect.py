@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from memtui.errors import StoreFormatError
+from memtui.gcpause import gc_paused
 from memtui.stores.document import Document, StoreFormat
 from memtui.stores.longterm_format import LongtermFormat
 from memtui.stores.native_format import NativeFormat, is_native
@@ -25,15 +26,11 @@ def parse_store(data: bytes, path: Path) -> tuple[StoreFormat, Document]:
     """The store's format and its parsed document, or a one-line StoreFormatError."""
     # Parsing makes millions of small objects, none of them cyclic: the cyclic collector
     # would walk them again and again (it doubles the load time of a 100k-entry store).
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _parse_store(data, path)
-    finally:
+    with gc_paused():
+        parsed = _parse_store(data, path)
         # the parsed objects live as long as the store: keep the collector off them for good
         gc.freeze()
-        if enabled:
-            gc.enable()
+    return parsed
 
 
 def _parse_store(data: bytes, path: Path) -> tuple[StoreFormat, Document]:

@@ -5,6 +5,7 @@ and apply the approved ones as one transaction. Plans save to and load from file
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import ClassVar
 
@@ -29,6 +30,8 @@ from memtui.stores import Store
 from memtui.textsafe import one_line
 from memtui.tui.diff import record_change
 from memtui.views import entries, shorten
+
+CHUNK = 200
 
 
 class PlanProgress(Message):
@@ -176,6 +179,8 @@ class PlanScreen(Screen[None]):
         self.approved: set[str] = set()
         self._action_nodes: dict[str, TreeNode[str]] = {}
         self._kind_nodes: dict[str, TreeNode[str]] = {}
+        self._by_kind: dict[str, list[Action]] = {}
+        self._shown: dict[str, int] = {}
         self._last_fraction = -1.0
 
     def compose(self) -> ComposeResult:
@@ -266,6 +271,7 @@ class PlanScreen(Screen[None]):
     def _ready(self, message: PlanReady) -> None:
         self.query_one("#progress-box").display = False
         self.show_plan(message.plan)
+        gc.freeze()  # the plan's records live while it is reviewed: keep full collections short
 
     def show_plan(self, plan: Plan) -> None:
         self.plan = plan
@@ -274,29 +280,61 @@ class PlanScreen(Screen[None]):
         tree.clear()
         self._action_nodes.clear()
         self._kind_nodes.clear()
-        by_kind: dict[str, list[Action]] = {}
+        self._by_kind = {}
         for action in plan.actions:
-            by_kind.setdefault(action.kind, []).append(action)
+            self._by_kind.setdefault(action.kind, []).append(action)
+        self._shown = {}
         for kind in KINDS:
-            actions = by_kind.get(kind)
+            actions = self._by_kind.get(kind)
             if not actions:
                 continue
-            node = tree.root.add(Text(kind), data=f"kind:{kind}", expand=kind not in ("decay",))
+            node = tree.root.add(Text(kind), data=f"kind:{kind}", allow_expand=True)
             self._kind_nodes[kind] = node
-            for action in actions:
-                self._action_nodes[action.id] = node.add_leaf(
-                    action_label(action, action.id in self.approved), data=action.id
-                )
+            self._shown[kind] = 0
+            # big groups (decay on a large store) fill in when opened, a chunk at a time
+            if len(actions) <= CHUNK and kind != "decay":
+                self._fill(kind)
+                node.expand()
         self._relabel_kinds()
         self.update_summary()
         tree.focus()
         if not plan.actions:
             self.notify("Nothing to do: the store is already consolidated for this profile.")
 
+    def _fill(self, kind: str) -> None:
+        """Add the next chunk of a kind's actions to the tree."""
+        node = self._kind_nodes[kind]
+        for child in list(node.children):
+            if child.data == f"more:{kind}":
+                child.remove()
+        actions = self._by_kind[kind]
+        start = self._shown[kind]
+        for action in actions[start : start + CHUNK]:
+            label = action_label(action, action.id in self.approved)
+            self._action_nodes[action.id] = node.add_leaf(label, data=action.id)
+        self._shown[kind] = min(len(actions), start + CHUNK)
+        rest = len(actions) - self._shown[kind]
+        if rest:
+            more = Text(f"… {rest} more: enter shows the next {min(rest, CHUNK)}; A or R decides "
+                        "the whole kind", style="dim italic")  # fmt: skip
+            node.add_leaf(more, data=f"more:{kind}")
+
+    @on(Tree.NodeExpanded, "#actions")
+    def _expanded(self, event: Tree.NodeExpanded[str]) -> None:
+        data = event.node.data or ""
+        if data.startswith("kind:") and self._shown.get(data[5:]) == 0:
+            self._fill(data[5:])
+
+    @on(Tree.NodeSelected, "#actions")
+    def _selected(self, event: Tree.NodeSelected[str]) -> None:
+        data = event.node.data or ""
+        if data.startswith("more:"):
+            self._fill(data[5:])
+
     def _relabel_kinds(self) -> None:
         assert self.plan is not None
         for kind, node in self._kind_nodes.items():
-            ids = [a.id for a in self.plan.actions if a.kind == kind]
+            ids = [a.id for a in self._by_kind[kind]]
             chosen = sum(1 for i in ids if i in self.approved)
             label = Text(f"{kind} ", style="bold")
             label.append(f"{len(ids)} · {chosen} approved", style="dim")
@@ -323,7 +361,7 @@ class PlanScreen(Screen[None]):
     def _show(self, event: Tree.NodeHighlighted[str]) -> None:
         body = self.query_one("#action-detail-body", Static)
         data = event.node.data
-        if self.plan is None or data is None or data.startswith("kind:"):
+        if self.plan is None or data is None or not data.startswith("a"):
             body.update(Text("Highlight an action to see its before and after.", style="dim"))
             return
         body.update(action_detail(self.plan.action(data)))
@@ -354,14 +392,14 @@ class PlanScreen(Screen[None]):
 
     def action_decide(self, approve: bool) -> None:
         ident = self._highlighted()
-        if self.plan is None or ident is None or ident.startswith("kind:"):
+        if self.plan is None or ident is None or ":" in ident:
             return
         self.set_approved({ident}, approve)
         self.query_one("#actions", Tree).action_cursor_down()
 
     def action_toggle(self) -> None:
         ident = self._highlighted()
-        if self.plan is None or ident is None or ident.startswith("kind:"):
+        if self.plan is None or ident is None or ":" in ident:
             return
         self.set_approved({ident}, ident not in self.approved)
 
@@ -369,12 +407,8 @@ class PlanScreen(Screen[None]):
         ident = self._highlighted()
         if self.plan is None or ident is None:
             return
-        kind = (
-            ident.removeprefix("kind:")
-            if ident.startswith("kind:")
-            else self.plan.action(ident).kind
-        )
-        self.set_approved({a.id for a in self.plan.actions if a.kind == kind}, approve)
+        kind = ident.split(":", 1)[1] if ":" in ident else self.plan.action(ident).kind
+        self.set_approved({a.id for a in self._by_kind.get(kind, [])}, approve)
 
     # -- applying, saving, loading ------------------------------------------------------------
 
