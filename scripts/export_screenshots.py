@@ -64,6 +64,50 @@ async def filtered(pilot: Pilot) -> None:
     await pilot.press("slash", *"coffee", "enter")
 
 
+def _two_of_one_user(pilot: Pilot) -> None:
+    app = pilot.app
+    cluster = [m for m in app.model.memories if m.visible and "pnpm" in m.content]
+    user = cluster[0].user_id
+    app.model.marked = {m.id for m in cluster if m.user_id == user}
+
+
+async def merge(pilot: Pilot) -> None:
+    _two_of_one_user(pilot)
+    await pilot.press("m")
+    await pilot.pause(0.3)
+
+
+async def plan(pilot: Pilot) -> None:
+    await pilot.press("p")
+    await settle(pilot)
+    await pilot.press("down", "down", "down")
+    await pilot.pause(0.3)
+
+
+async def clusters(pilot: Pilot) -> None:
+    await pilot.press("c")
+    await settle(pilot)
+    await pilot.press("minus", "minus")
+    await settle(pilot)
+    await pilot.pause(0.3)
+
+
+async def decay(pilot: Pilot) -> None:
+    await pilot.press("down", "down", "down", "d")
+    await settle(pilot)
+    await pilot.pause(0.3)
+
+
+async def history(pilot: Pilot) -> None:
+    _two_of_one_user(pilot)
+    await pilot.press("m")
+    await pilot.pause(0.3)
+    await pilot.press("ctrl+s", "y")
+    await settle(pilot)
+    await pilot.press("h")
+    await pilot.pause(0.3)
+
+
 async def shoot(store: str, name: str, steps: Steps, theme: str = "memtui-dark") -> None:
     app = make_app(store, Settings(theme=theme), now=NOW, watch_interval=0)
     async with app.run_test(size=SIZE) as pilot:
@@ -91,6 +135,11 @@ async def main() -> None:
         await shoot(store, "lineage", lineage)
         await shoot(store, "help", help_screen)
         await shoot(store, "filter", filtered)
+        await shoot(store, "merge", merge)
+        await shoot(store, "plan", plan)
+        await shoot(store, "clusters", clusters)
+        await shoot(store, "decay", decay)
+        await shoot(store, "history", history)
         for theme in ("memtui-dark", "memtui-paper", "memtui-phosphor"):
             await shoot(store, f"theme-{theme}", nothing, theme)
 
