@@ -121,18 +121,46 @@ def cmd_plan(args: argparse.Namespace, settings: Settings) -> int:
         fingerprint=store.fingerprint,
         last_run=last_run,
     )
+    if args.llm or args.llm_strategy:
+        plan = improve_with_llm(plan, store, profile, settings, args, now)
     if args.out:
         write_plan(plan, args.out)
     if args.json:
         emit_json(plan.to_dict())
         return 0
     print(plan_summary(plan))
+    if "llm" in plan.params:
+        llm = plan.params["llm"]
+        print(f"model {llm['model']}: {llm['calls']} requests ({', '.join(llm['strategies'])})")
     for action in plan.actions:
         mark = "?" if action.needs_decision else " "
         print(f"{mark}{action.id:>6} {action.kind:<9} {one_line(action.reason)}")
     if args.out:
         print(f"plan written to {args.out}; apply it with: memtui apply {args.store} {args.out}")
     return 0
+
+
+def improve_with_llm(
+    plan: Plan,
+    store: Any,
+    profile: Profile,
+    settings: Settings,
+    args: argparse.Namespace,
+    now: Any,
+) -> Plan:
+    import asyncio
+
+    from memtui.config import llm_settings
+    from memtui.engine.llm_strategies import DEFAULT_STRATEGIES, improve_plan
+    from memtui.llm import LlmClient
+    from memtui.stores.llm_cache import FileCache
+
+    strategies = _ids(args.llm_strategy) or list(DEFAULT_STRATEGIES.get(profile.name, ("merge",)))
+    client = LlmClient(
+        llm_settings(settings, url=args.llm_url, model=args.llm_model),
+        FileCache(locations.data_dir() / "llm-cache"),
+    )
+    return asyncio.run(improve_plan(plan, store.memories(), profile, client, strategies, now))
 
 
 def plan_summary(plan: Plan) -> str:
@@ -352,6 +380,12 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--now", metavar="ISO8601", help="plan as of this time")
     p.add_argument("--out", metavar="FILE", help="also write the plan (JSON) here")
+    p.add_argument("--llm", action="store_true", help="let a model word merges, judge conflicts…")
+    p.add_argument(
+        "--llm-strategy", metavar="S,...", help="merge, conflict, insight (implies --llm)"
+    )
+    p.add_argument("--llm-url", metavar="URL", help="OpenAI-compatible API base URL")
+    p.add_argument("--llm-model", metavar="NAME", help="model name")
 
     p = command("apply", cmd_apply, "apply a plan file (all, or chosen actions) as one transaction")
     p.add_argument("store", metavar="STORE")

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memtui.llm import LlmSettings
 
 from memtui.errors import MemtuiError
 from memtui.stores.backups import DEFAULT_KEEP
@@ -21,6 +25,9 @@ class Settings:
     """`[ui] theme`: the TUI theme (a memtui theme from themes/ or a Textual built-in)."""
     keymap: dict[str, str] = field(default_factory=dict)
     """`[keymap]`: binding id → keys, e.g. `"table.mark" = "space,x"`."""
+    llm: dict[str, Any] = field(default_factory=dict)
+    """`[llm]`: url, model, api_key_env (the *name* of the variable holding the key),
+    concurrency, timeout, max_retries, merge_max_chars. See `llm_settings`."""
     path: Path | None = None
     """The file these settings came from (and where the TUI saves the theme)."""
 
@@ -49,6 +56,12 @@ def load_settings(path: Path) -> Settings:
         if not isinstance(value, str):
             raise MemtuiError(f"config file {path}: [keymap] {key} must be a string of keys")
     settings.keymap = dict(keymap)
+    settings.llm = _table(raw, "llm", path)
+    if "api_key" in settings.llm:
+        raise MemtuiError(
+            f"config file {path}: [llm] api_key is not read: put the key in an environment "
+            "variable and name it with api_key_env"
+        )
     return settings
 
 
@@ -98,3 +111,52 @@ def save_setting(path: Path, table: str, key: str, value: str) -> None:
 def _toml_string(value: str) -> str:
     escaped = value.replace("\\", "\\\\").replace('"', '\\"')
     return f'"{escaped}"'
+
+
+_LLM_TYPES: dict[str, type | tuple[type, ...]] = {
+    "url": str,
+    "model": str,
+    "api_key_env": str,
+    "concurrency": int,
+    "timeout": (int, float),
+    "max_retries": int,
+    "merge_max_chars": int,
+}
+_LLM_ENV = {
+    "url": "MEMTUI_LLM_URL",
+    "model": "MEMTUI_LLM_MODEL",
+    "api_key_env": "MEMTUI_LLM_KEY_ENV",
+    "concurrency": "MEMTUI_LLM_CONCURRENCY",
+}
+
+
+def llm_settings(settings: Settings, **flags: Any) -> LlmSettings:
+    """The model API to use: flags over `MEMTUI_LLM_*` variables over the config's `[llm]`."""
+    from memtui.llm import LlmSettings  # httpx only when a model is used
+
+    values: dict[str, Any] = {}
+    for key, value in settings.llm.items():
+        expected = _LLM_TYPES.get(key)
+        if expected is None:
+            raise MemtuiError(f"config file {settings.path}: [llm] has no setting {key!r}")
+        if isinstance(value, bool) or not isinstance(value, expected):
+            raise MemtuiError(f"config file {settings.path}: [llm] {key} has the wrong type")
+        values[key] = value
+    for key, variable in _LLM_ENV.items():
+        if os.environ.get(variable):
+            raw = os.environ[variable]
+            if key == "concurrency":
+                if not raw.isdigit():
+                    raise MemtuiError(f"{variable}={raw!r} is not a whole number")
+                values[key] = int(raw)
+            else:
+                values[key] = raw
+    values.update({k: v for k, v in flags.items() if v is not None})
+    if not values.get("url") or not values.get("model"):
+        raise MemtuiError(
+            "the LLM needs a model API: set [llm] url and model in the config, "
+            "MEMTUI_LLM_URL and MEMTUI_LLM_MODEL, or --llm-url and --llm-model"
+        )
+    if values.get("concurrency", 1) < 1:
+        raise MemtuiError("the LLM concurrency must be at least 1")
+    return LlmSettings(**values)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import shutil
+import socket
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +24,32 @@ def isolated_home(
     monkeypatch.setenv("MEMTUI_DATA", str(home / "data"))
     monkeypatch.setenv("MEMTUI_NOW", "2026-11-30T12:00:00Z")
     monkeypatch.delenv("MEMTUI_STORE", raising=False)
+
+
+_LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests reach 127.0.0.1 and nothing else."""
+    real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
+
+    def check(sock: socket.socket, address: object) -> None:
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            host = address[0] if isinstance(address, tuple) else address
+            if host not in _LOOPBACK:
+                raise OSError(f"a test tried to reach {host}; only 127.0.0.1 is allowed")
+
+    def connect(sock: socket.socket, address: object) -> None:
+        check(sock, address)
+        return real_connect(sock, address)  # type: ignore[arg-type]
+
+    def connect_ex(sock: socket.socket, address: object) -> int:
+        check(sock, address)
+        return real_connect_ex(sock, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
 
 
 @pytest.fixture

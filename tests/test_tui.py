@@ -307,10 +307,17 @@ HOSTILE = (
 
 async def test_memory_text_is_shown_literally(tmp_path: Path) -> None:
     path = tmp_path / "hostile.json"
-    path.write_text(json.dumps({"version": 1, "memories": [
-        {"id": "h1", "content": HOSTILE, "tags": ["[b]tag[/b]"]},
-        {"id": "h2", "content": "ordinary"},
-    ]}))  # fmt: skip
+    path.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "memories": [
+                    {"id": "h1", "content": HOSTILE, "tags": ["[b]tag[/b]"]},
+                    {"id": "h2", "content": "ordinary"},
+                ],
+            }
+        )
+    )
     app = app_for(path)
     async with app.run_test(size=(180, 34)) as pilot:
         await ready(pilot)

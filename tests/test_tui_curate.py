@@ -189,8 +189,13 @@ async def test_apply_refused_when_the_store_changed_outside(
         await ready(pilot)
         outsider = open_store(path)
         one = outsider.get("1")
-        outsider.commit([Change(one, one.with_(content="用户只喝茶"))], actor="user", kind="edit",
-                        reason="agent", now=NOW)  # fmt: skip
+        outsider.commit(
+            [Change(one, one.with_(content="用户只喝茶"))],
+            actor="user",
+            kind="edit",
+            reason="agent",
+            now=NOW,
+        )
         data = path.read_bytes()
         await confirm(pilot)
         assert isinstance(app.screen, PlanScreen)  # still reviewing: nothing applied
@@ -269,8 +274,13 @@ async def test_history_shows_transactions_and_undoes_from_there(
     store = open_store(path)
     for ident in ("3", "7"):
         m = store.get(ident)
-        store.commit([Change(m, m.with_(importance=0.05))], actor="user", kind="edit",
-                     reason=f"edit {ident}", now=NOW)  # fmt: skip
+        store.commit(
+            [Change(m, m.with_(importance=0.05))],
+            actor="user",
+            kind="edit",
+            reason=f"edit {ident}",
+            now=NOW,
+        )
     app = app_for(path)
     async with app.run_test(size=(140, 40)) as pilot:
         await ready(pilot)

@@ -24,6 +24,7 @@ KINDS = (
     "merge",
     "conflict",
     "supersede",
+    "insight",
     "expire",
     "archive",
     "deprecate",
@@ -84,7 +85,9 @@ class Plan:
         return {kind: counts[kind] for kind in KINDS if counts[kind]}
 
     def default_approved(self) -> list[str]:
-        return [a.id for a in self.actions if not a.needs_decision]
+        """Every action but those that need a decision, and what depends on them."""
+        waiting = closure(self, [a.id for a in self.actions if a.needs_decision], upward=False)
+        return [a.id for a in self.actions if a.id not in waiting]
 
     def action(self, action_id: str) -> Action:
         for action in self.actions:

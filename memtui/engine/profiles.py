@@ -88,6 +88,8 @@ class Profile:
     promote_weight: float = 0.5
     promote_after_hours: float = 24.0
     deprecate_weight: float = 0.1
+    insight_threshold: float = 0.5
+    """Entries this similar (and three or more together) are offered to the LLM for insights."""
 
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -315,8 +315,11 @@ class PlanScreen(Screen[None]):
         self._shown[kind] = min(len(actions), start + CHUNK)
         rest = len(actions) - self._shown[kind]
         if rest:
-            more = Text(f"… {rest} more: enter shows the next {min(rest, CHUNK)}; A or R decides "
-                        "the whole kind", style="dim italic")  # fmt: skip
+            more = Text(
+                f"… {rest} more: enter shows the next {min(rest, CHUNK)}; A or R decides "
+                "the whole kind",
+                style="dim italic",
+            )
             node.add_leaf(more, data=f"more:{kind}")
 
     @on(Tree.NodeExpanded, "#actions")
