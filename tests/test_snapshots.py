@@ -121,7 +121,7 @@ def test_merge_screen(demo: str, snap_compare) -> None:  # type: ignore[no-untyp
 def test_plan_review(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
     async def run_before(pilot: Pilot) -> None:
         await _open(pilot, "p")
-        await pilot.press("down", "down")
+        await pilot.press("down", "down", "down")
         await pilot.pause(0.2)
 
     assert snap_compare(

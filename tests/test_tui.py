@@ -195,9 +195,14 @@ async def test_restore_from_lineage_is_one_undoable_transaction(demo_store: Path
         ident = await _open_lineage_of_superseded(app, pilot)
         tree = app.screen.query_one("Tree")
         tree.move_cursor(tree.root)  # the superseded entry itself
+        before = app.commits_settled
         await pilot.press("r")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if app.commits_settled > before:
+                break
         await ready(pilot)
         assert not isinstance(app.screen, LineageScreen)
         store = open_store(demo_store)
@@ -253,7 +258,12 @@ async def test_a_write_refused_by_an_outside_change_loses_nothing(fixture_copy) 
         await pilot.press("l")
         await ready(pilot)
         app.screen.query_one("Tree").move_cursor(app.screen.query_one("Tree").root)
+        before = app.commits_settled
         await pilot.press("r", "y")
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if app.commits_settled > before:
+                break
         await ready(pilot)
         assert path.read_bytes() == data
         assert app.outside_change

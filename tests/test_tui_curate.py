@@ -41,12 +41,22 @@ def app_for(path: Path) -> MemtuiApp:
     return make_app(str(path), now=NOW, watch_interval=0)
 
 
+async def settled(pilot: Pilot, before: int) -> None:
+    """Wait until the commit started after `before` has ended (done or refused)."""
+    for _ in range(200):
+        await pilot.pause(0.02)
+        if pilot.app.commits_settled > before:  # type: ignore[attr-defined]
+            break
+    await ready(pilot)
+
+
 async def confirm(pilot: Pilot) -> None:
+    before = pilot.app.commits_settled  # type: ignore[attr-defined]
     await pilot.press("ctrl+s")
     await pilot.pause()
     assert isinstance(pilot.app.screen, ConfirmScreen)
     await pilot.press("y")
-    await ready(pilot)
+    await settled(pilot, before)
 
 
 def memories_table(path: Path) -> bytes:
@@ -91,11 +101,12 @@ async def test_hand_merge_then_undo_gives_back_the_store(
         merged = store.history()[0]
         assert merged.kind == "merge" and len(merged.changes) == 3
         assert any(merged.details["merged"] == m.id for m in app.model.memories)
+        commits = app.commits_settled
         await pilot.press("u")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
-        await ready(pilot)
+        await settled(pilot, commits)
     if name == "demo":  # the native file also holds the ledger: the entries are byte-equal
         assert memories_table(path) == orjson.dumps(orjson.loads(before)["memories"])
     else:
@@ -289,9 +300,46 @@ async def test_history_shows_transactions_and_undoes_from_there(
         screen = app.screen
         assert isinstance(screen, HistoryScreen)
         assert [t.reason for t in screen.transactions] == ["edit 7", "edit 3"]
+        before = app.commits_settled
         await pilot.press("u", "y")
-        await ready(pilot)
+        await settled(pilot, before)
         assert [t.kind for t in screen.transactions][:1] == ["undo"]
         await pilot.press("down", "down", "u", "y")  # the older edit
-        await ready(pilot)
+        await settled(pilot, before + 1)
     assert path.read_bytes() == original
+
+
+async def test_plan_review_with_the_model_marks_its_actions(
+    fixture_copy: Callable[[str], Path],
+) -> None:
+    from memtui.config import Settings
+    from tests.fake_llm import FakeLLM, answer
+
+    server = FakeLLM(
+        lambda seen, n: answer({"mergedContent": "PPT 字体：主标题 18-20px，中心词 26px"})
+    )
+    try:
+        path = fixture_copy("example-store.json")
+        settings = Settings(llm={"url": server.url, "model": "local-test"})
+        app = make_app(str(path), settings, now=NOW, watch_interval=0)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await ready(pilot)
+            await pilot.press("p")
+            await ready(pilot)
+            screen = app.screen
+            assert isinstance(screen, PlanScreen)
+            box = screen.query_one("#use-llm")
+            assert "local-test" in str(box.label) and not box.disabled  # type: ignore[attr-defined]
+            box.value = True  # type: ignore[attr-defined]
+            for _ in range(100):
+                await pilot.pause(0.05)
+                if screen.plan is not None and "llm" in screen.plan.params:
+                    break
+            await ready(pilot)
+            assert screen.plan is not None
+            [merge] = [a for a in screen.plan.actions if a.kind == "merge"]
+            assert merge.actor == "llm"
+            label = str(screen._action_nodes[merge.id].label)
+            assert "[model]" in label
+    finally:
+        server.close()

@@ -7,7 +7,7 @@ import gc
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -19,7 +19,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Static
 
 from memtui import curate
-from memtui.config import Settings, save_setting
+from memtui.config import Settings, llm_settings, save_setting
 from memtui.curate import History
 from memtui.errors import MemtuiError
 from memtui.model import Memory
@@ -47,6 +47,9 @@ from memtui.tui.plan_screen import PlanScreen
 from memtui.tui.screens import ConfirmScreen, FilterScreen, HelpScreen
 from memtui.tui.table_model import COLUMNS, QuickFilters, TableModel, build_haystack
 from memtui.tui.themes import DEFAULT_THEME, load_themes
+
+if TYPE_CHECKING:
+    from memtui.llm import LlmSettings
 
 PaletteCommand = tuple[str, str, Callable[[], object]]
 
@@ -97,6 +100,7 @@ class MemtuiApp(App[None]):
         self.load_problem: str | None = None
         self.theme_problems: list[str] = []
         self.detail_choice: bool | None = None  # None: by terminal width
+        self.commits_settled = 0  # commits that ended, either way (tests wait on it)
         self._detail_timer: Timer | None = None
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
@@ -295,6 +299,7 @@ class MemtuiApp(App[None]):
 
     @on(Committed)
     def _committed(self, message: Committed) -> None:
+        self.commits_settled += 1
         if message.close and len(self.screen_stack) > 1:
             self.pop_screen()
         for screen in self.screen_stack[1:]:
@@ -312,6 +317,7 @@ class MemtuiApp(App[None]):
 
     @on(CommitFailed)
     def _commit_failed(self, message: CommitFailed) -> None:
+        self.commits_settled += 1
         self.notify(
             one_line(message.problem), title="Nothing was changed", severity="error", timeout=10
         )
@@ -333,6 +339,8 @@ class MemtuiApp(App[None]):
         self.update_status()
 
     def _show_detail(self, memory: Memory | None) -> None:
+        if not self.screen_stack:  # a timer that fires while the app closes
+            return
         pane = self.home.query_one(DetailPane)
         if pane.display:
             pane.show(memory, self.now(), self.history)
@@ -453,7 +461,14 @@ class MemtuiApp(App[None]):
     def action_plan(self) -> None:
         store = self._needs_store()
         if store is not None:
-            self.push_screen(PlanScreen(store))
+            self.push_screen(PlanScreen(store, self.llm_settings()))
+
+    def llm_settings(self) -> LlmSettings | None:
+        """The configured model API, if any (the plan screen offers it)."""
+        try:
+            return llm_settings(self.settings)
+        except MemtuiError:
+            return None
 
     def action_clusters(self) -> None:
         store = self._needs_store()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -16,7 +16,17 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, Static, Tree
+from textual.widgets import (
+    Button,
+    Checkbox,
+    Footer,
+    Input,
+    Label,
+    ProgressBar,
+    Select,
+    Static,
+    Tree,
+)
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
@@ -24,12 +34,15 @@ from memtui import curate
 from memtui.cli_curate import plan_summary, read_plan, write_plan
 from memtui.engine.plan import KINDS, Action, Plan, closure
 from memtui.engine.planner import Cancelled, make_plan
-from memtui.engine.profiles import PROFILE_NAMES, get_profile, profile_for_format
+from memtui.engine.profiles import PROFILE_NAMES, Profile, get_profile, profile_for_format
 from memtui.errors import MemtuiError
 from memtui.stores import Store
 from memtui.textsafe import one_line
 from memtui.tui.diff import record_change
 from memtui.views import entries, shorten
+
+if TYPE_CHECKING:
+    from memtui.llm import LlmSettings
 
 CHUNK = 200
 
@@ -172,9 +185,10 @@ class PlanScreen(Screen[None]):
     PlanScreen #action-detail { width: 2fr; border-left: solid $panel; padding: 0 1; }
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, llm: LlmSettings | None = None) -> None:
         super().__init__()
         self.store = store
+        self.llm = llm
         self.plan: Plan | None = None
         self.approved: set[str] = set()
         self._action_nodes: dict[str, TreeNode[str]] = {}
@@ -191,6 +205,13 @@ class PlanScreen(Screen[None]):
                 [(p, p) for p in PROFILE_NAMES], value=default, allow_blank=False, id="profile"
             )
             yield Button("Plan", id="run", variant="primary")
+            yield Checkbox(
+                f"with the model ({self.llm.model})" if self.llm else "with the model",
+                value=False,
+                disabled=self.llm is None,
+                id="use-llm",
+                tooltip=None if self.llm else "configure [llm] url and model first",
+            )
         with Vertical(id="progress-box"):
             yield Label("", id="stage")
             yield ProgressBar(total=1.0, show_eta=False, id="progress")
@@ -228,10 +249,10 @@ class PlanScreen(Screen[None]):
         self.query_one("#progress-box").display = True
         self.query_one("#progress", ProgressBar).update(progress=0)
         self.query_one("#stage", Label).update(f"planning with {profile}…  (escape cancels)")
-        self.compute(profile)
+        self.compute(profile, self.query_one("#use-llm", Checkbox).value)
 
     @work(thread=True, exclusive=True, group="plan", exit_on_error=False)
-    def compute(self, profile_name: str) -> None:
+    def compute(self, profile_name: str, use_llm: bool = False) -> None:
         worker = get_current_worker()
         try:
             profile = get_profile(profile_name)
@@ -247,6 +268,8 @@ class PlanScreen(Screen[None]):
                 progress=lambda stage, f: self.post_message(PlanProgress(stage, f)),
                 cancelled=lambda: worker.is_cancelled,
             )
+            if use_llm and self.llm is not None and not worker.is_cancelled:
+                plan = self.ask_model(plan, profile)
         except Cancelled:
             self.post_message(PlanFailed("planning cancelled"))
             return
@@ -254,6 +277,28 @@ class PlanScreen(Screen[None]):
             self.post_message(PlanFailed(str(e)))
             return
         self.post_message(PlanReady(plan))
+
+    def ask_model(self, plan: Plan, profile: Profile) -> Plan:
+        """The model's pass over the plan, in this worker thread's own event loop."""
+        import asyncio
+
+        from memtui.engine.llm_strategies import DEFAULT_STRATEGIES, improve_plan
+        from memtui.llm import LlmClient
+        from memtui.locations import data_dir
+        from memtui.stores.llm_cache import FileCache
+
+        assert self.llm is not None
+        self.post_message(PlanProgress(f"asking {self.llm.model}", 0.95))
+        client = LlmClient(self.llm, FileCache(data_dir() / "llm-cache"))
+        strategies = DEFAULT_STRATEGIES.get(profile.name, ("merge",))
+        return asyncio.run(
+            improve_plan(plan, self.store.memories(), profile, client, strategies, self.app.now())
+        )  # type: ignore[attr-defined]
+
+    @on(Checkbox.Changed, "#use-llm")
+    def _llm_toggled(self) -> None:
+        if self.is_mounted:
+            self.start()
 
     @on(PlanProgress)
     def _progress(self, message: PlanProgress) -> None:
