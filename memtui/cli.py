@@ -20,7 +20,7 @@ from memtui.cli_common import emit_json, now_utc, open_cli_store
 from memtui.config import Settings, load_settings
 from memtui.demo import DEFAULT_SIZE, make_demo_memories
 from memtui.errors import MemtuiError
-from memtui.model import Status
+from memtui.model import STATUS_SYMBOL, Status
 from memtui.stores import (
     EXPORT_FORMATS,
     Actor,
@@ -46,17 +46,6 @@ from memtui.views import (
     transaction_detail,
     transaction_record,
 )
-
-STATUS_SYMBOL = {
-    Status.ACTIVE: "●",
-    Status.ARCHIVED: "◌",
-    Status.MERGED: "⊕",
-    Status.SUPERSEDED: "↷",
-    Status.DEPRECATED: "▽",
-    Status.PROPOSED: "?",
-    Status.DELETED: "✗",
-    Status.QUARANTINED: "⚠",
-}
 
 
 class UsageError(Exception):

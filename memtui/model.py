@@ -27,6 +27,19 @@ class Status(StrEnum):
 HIDDEN_STATUSES = frozenset({Status.MERGED, Status.SUPERSEDED, Status.DELETED})
 
 
+# Shown beside entries wherever they are listed: the status in a glyph, not in colour alone.
+STATUS_SYMBOL = {
+    Status.ACTIVE: "●",
+    Status.ARCHIVED: "◌",
+    Status.MERGED: "⊕",
+    Status.SUPERSEDED: "↷",
+    Status.DEPRECATED: "▽",
+    Status.PROPOSED: "?",
+    Status.DELETED: "✗",
+    Status.QUARANTINED: "⚠",
+}
+
+
 class Source(StrEnum):
     """Who wrote the entry, lowest to highest priority (pi's order)."""
 

@@ -65,9 +65,7 @@ class DecayModel:
         """Importance `day` days after `now` (day 0: what decay would set it to now)."""
         if self.exempt(memory):
             return memory.importance
-        if self.name == "ebbinghaus":
-            # retention is relative to the last access, not to the last decay
-            return memory.importance * self._factor(memory, self.elapsed(memory, now) + day)
+        # elapsed counts from the model's anchor (ebbinghaus: the last access)
         return memory.importance * self._factor(memory, self.elapsed(memory, now) + day)
 
     def crossing_day(self, memory: Memory, now: datetime, line: float) -> float | None:

@@ -4,6 +4,7 @@ command palette. Every store access runs in a thread worker that posts a typed m
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -130,6 +131,8 @@ class MemtuiApp(App[None]):
             self._show_detail(self.home.query_one(MemoryTable).current)
 
     def on_mount(self) -> None:
+        # workers (planning, loading) share the GIL with the UI: hand it over more often
+        sys.setswitchinterval(0.001)
         themes, problems = load_themes()
         for theme in themes:
             self.register_theme(theme)

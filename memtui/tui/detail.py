@@ -14,10 +14,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from memtui.curate import History
-from memtui.model import Memory
+from memtui.model import STATUS_SYMBOL, Memory
 from memtui.textsafe import literal, one_line
 from memtui.times import format_iso
-from memtui.tui.table_model import STATUS_SYMBOL
 from memtui.views import age_text, shorten
 
 

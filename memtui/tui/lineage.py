@@ -12,10 +12,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, Tree
 
 from memtui.curate import Lineage
-from memtui.model import Memory, Status
+from memtui.model import STATUS_SYMBOL, Memory, Status
 from memtui.textsafe import one_line
 from memtui.times import format_iso
-from memtui.tui.table_model import STATUS_SYMBOL
 from memtui.views import shorten
 
 

@@ -44,7 +44,8 @@ from memtui.views import entries, shorten
 if TYPE_CHECKING:
     from memtui.llm import LlmSettings
 
-CHUNK = 200
+CHUNK = 100  # actions added to the tree at a time
+OPEN_AT_FIRST = 40  # kinds with at most this many actions start expanded
 
 
 class PlanProgress(Message):
@@ -337,7 +338,7 @@ class PlanScreen(Screen[None]):
             self._kind_nodes[kind] = node
             self._shown[kind] = 0
             # big groups (decay on a large store) fill in when opened, a chunk at a time
-            if len(actions) <= CHUNK and kind != "decay":
+            if len(actions) <= OPEN_AT_FIRST and kind != "decay":
                 self._fill(kind)
                 node.expand()
         self._relabel_kinds()

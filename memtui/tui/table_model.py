@@ -10,20 +10,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from memtui.model import HIDDEN_STATUSES, Memory, Status
+from memtui.model import HIDDEN_STATUSES, STATUS_SYMBOL, Memory, Status
 from memtui.textsafe import one_line
 from memtui.views import age_text
 
-STATUS_SYMBOL = {
-    Status.ACTIVE: "●",
-    Status.ARCHIVED: "◌",
-    Status.MERGED: "⊕",
-    Status.SUPERSEDED: "↷",
-    Status.DEPRECATED: "▽",
-    Status.PROPOSED: "?",
-    Status.DELETED: "✗",
-    Status.QUARANTINED: "⚠",
-}
 _STATUS_ORDER = {s: n for n, s in enumerate(Status)}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
