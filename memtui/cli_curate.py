@@ -58,11 +58,11 @@ def write_plan(plan: Plan, path: str) -> None:
     target = Path(path).expanduser()
     if target.exists():
         try:
-            existing = orjson.loads(target.read_bytes())
-            is_plan = isinstance(existing, dict) and existing.get("format") == "memtui-plan"
-        except (OSError, orjson.JSONDecodeError):
-            is_plan = False
-        if not is_plan:
+            with open(target, "rb") as f:
+                head = f.read(200)  # a plan file starts with its format
+        except OSError:
+            head = b""
+        if not head.lstrip(b"{ \n").startswith(b'"format": "memtui-plan"'):
             raise MemtuiError(f"{target}: exists and is not a memtui plan; not overwriting it")
     atomic_write(target, orjson.dumps(plan.to_dict(), option=orjson.OPT_INDENT_2), mode=0o600)
 

@@ -59,8 +59,9 @@ def format_iso(dt: datetime | None) -> str | None:
     (the form Go's RFC3339Nano writes)."""
     if dt is None:
         return None
-    dt = dt.astimezone(UTC)
-    text = dt.replace(tzinfo=None).isoformat()
+    if dt.tzinfo is not UTC:
+        dt = dt.astimezone(UTC)
+    text = dt.isoformat()[:-6]  # without "+00:00"
     if dt.microsecond:
         text = text.rstrip("0")
     return text + "Z"

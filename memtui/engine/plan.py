@@ -4,7 +4,7 @@ changes an approved subset amounts to."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -51,13 +51,14 @@ class Action:
     actor: str = "plan"
     details: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, record: Callable[[Memory], dict[str, Any]] | None = None) -> dict[str, Any]:
+        record = record or _record
         return {
             "id": self.id,
             "kind": self.kind,
             "targets": self.targets,
-            "before": [m.to_dict() for m in self.before],
-            "after": [m.to_dict() for m in self.after],
+            "before": [record(m) for m in self.before],
+            "after": [record(m) for m in self.after],
             "rule": self.rule,
             "scores": self.scores,
             "reason": self.reason,
@@ -105,12 +106,33 @@ class Plan:
             "profile": self.profile,
             "now": format_iso(self.now),
             "params": self.params,
-            "actions": [a.to_dict() for a in self.actions],
+            "actions": [a.to_dict(_memo(_record)) for a in self.actions],
             "summary": self.summary,
         }
         if self.health:
             out["health"] = self.health
         return out
+
+
+def _record(memory: Memory) -> dict[str, Any]:
+    """A record in a plan: the native store's form (fields at their defaults left out)."""
+    return _RECORDS.encode(memory, None) or {}
+
+
+def _memo(
+    make: Callable[[Memory], dict[str, Any]],
+) -> Callable[[Memory], dict[str, Any]]:
+    """`make`, once per record object: a plan repeats records (one action's after is the next
+    one's before), and serialising 100k of them is most of writing a big plan."""
+    seen: dict[int, tuple[Memory, dict[str, Any]]] = {}
+
+    def record(memory: Memory) -> dict[str, Any]:
+        hit = seen.get(id(memory))
+        if hit is None:
+            hit = seen[id(memory)] = (memory, make(memory))
+        return hit[1]
+
+    return record
 
 
 def dependents(plan: Plan) -> dict[str, list[str]]:
