@@ -4,7 +4,7 @@ of `--json` output (see README, "JSON output")."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -172,7 +172,3 @@ def entries(n: int) -> str:
 
 def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"
-
-
-def count_line(pairs: Sequence[tuple[str, int]]) -> str:
-    return ", ".join(f"{name} {count}" for name, count in pairs)

@@ -2,7 +2,7 @@
 
 from memtui.stores.backups import DEFAULT_KEEP, Backup
 from memtui.stores.ledger import Actor, ChangeImage, Transaction
-from memtui.stores.store import Change, Snapshot, Store
+from memtui.stores.store import Change, Store
 from memtui.stores.transfer import EXPORT_FORMATS, create_native_store, export_store
 
 
@@ -18,7 +18,6 @@ __all__ = [
     "Backup",
     "Change",
     "ChangeImage",
-    "Snapshot",
     "Store",
     "Transaction",
     "create_native_store",

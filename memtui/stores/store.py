@@ -55,15 +55,6 @@ class Change:
         return memory.id
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """The store's memories at one moment, with the fingerprint of the bytes they came from."""
-
-    memories: tuple[Memory, ...]
-    format: str
-    fingerprint: str
-
-
 class Store:
     def __init__(
         self, path: Path, fmt: StoreFormat, doc: Document, data: bytes, keep_backups: int
@@ -76,6 +67,7 @@ class Store:
         self.sidecar = path.with_name(path.name + ".memtui")
         self.keep_backups = keep_backups
         self._ledger = None if fmt.ledger_in_file else SidecarLedger(self.sidecar / "ledger.jsonl")
+        self._tx_cache: tuple[tuple[str, FileStamp | None], list[Transaction]] | None = None
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -114,9 +106,6 @@ class Store:
         """A copy of the parsed file (records in the store's own format included)."""
         return self._doc.copy()
 
-    def snapshot(self) -> Snapshot:
-        return Snapshot(tuple(self._doc.memories.values()), self.format.name, self._sha)
-
     def changed_on_disk(self) -> bool:
         """Whether another writer replaced the file since memtui read or wrote it."""
         if FileStamp.of(self.path) == self._stamp:
@@ -135,10 +124,16 @@ class Store:
     # -- the ledger --------------------------------------------------------------------------
 
     def transactions(self) -> list[Transaction]:
-        """Committed transactions, oldest first."""
-        return [
-            tx for tx in self._all_transactions(self._doc, self._sha) if tx.state == "committed"
-        ]
+        """Committed transactions, oldest first (read again only when the store or its
+        ledger file changed)."""
+        ledger_stamp = FileStamp.of(self._ledger.path) if self._ledger is not None else None
+        key = (self._sha, ledger_stamp)
+        if self._tx_cache is None or self._tx_cache[0] != key:
+            committed = [
+                tx for tx in self._all_transactions(self._doc, self._sha) if tx.state == "committed"
+            ]
+            self._tx_cache = (key, committed)
+        return list(self._tx_cache[1])
 
     def history(self) -> list[Transaction]:
         return list(reversed(self.transactions()))
