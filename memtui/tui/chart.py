@@ -91,10 +91,15 @@ def chart(data: ChartData, width: int, height: int) -> Group:
     label_width = 5
     plot_w, plot_h = max(10, width - label_width - 1), max(3, height - 3)
     plot = braille_lines(data, plot_w, plot_h)
+    dot_rows = plot_h * 4
+
+    def row_of(y: float) -> int:  # the text row holding the dot row of value y
+        return (dot_rows - 1 - round(y / data.y_max * (dot_rows - 1))) // 4
+
+    labels = {row_of(y): f"{y:4.2f}" for y in (0.0, data.y_max / 2, data.y_max)}
     rows = []
     for n, line in enumerate(plot):
-        y = data.y_max * (1 - n / max(1, plot_h - 1))
-        label = f"{y:4.2f}" if n in (0, plot_h // 2, plot_h - 1) else ""
+        label = labels.get(n, "")
         row = Text(f"{label:>{label_width}}┤", style="dim")
         row.append_text(line)
         rows.append(row)
