@@ -9,21 +9,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from memtui import curate, locations
 from memtui.cli_common import emit_json, now_utc, open_cli_store
 from memtui.config import Settings
+from memtui.curate import plan_summary, read_plan, write_plan
 from memtui.engine.candidates import candidate_pairs
 from memtui.engine.decay import MODELS, model
-from memtui.engine.plan import Plan, plan_from_dict
+from memtui.engine.plan import Plan
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import PROFILE_NAMES, Profile, get_profile, profile_for_format
 from memtui.engine.similarity import METHODS, text_similarity
 from memtui.errors import MemtuiError
 from memtui.model import Status
 from memtui.stores import Store
-from memtui.stores.files import atomic_write
 from memtui.textsafe import one_line
 from memtui.times import parse_iso
 from memtui.views import entries, shorten
@@ -36,35 +34,6 @@ def load_profile(store: Store, name: str | None, config: str | None) -> Profile:
         return get_profile(chosen, Path(config).expanduser())
     settings_file = locations.config_file()
     return get_profile(chosen, settings_file if settings_file.exists() else None)
-
-
-def read_plan(path: str) -> Plan:
-    try:
-        data = orjson.loads(Path(path).expanduser().read_bytes())
-    except FileNotFoundError:
-        raise MemtuiError(f"{path}: no such plan file") from None
-    except IsADirectoryError:
-        raise MemtuiError(f"{path}: is a directory, not a plan file") from None
-    except OSError as e:
-        raise MemtuiError(f"{path}: cannot read it ({e.strerror})") from None
-    except orjson.JSONDecodeError as e:
-        raise MemtuiError(
-            f"{path}: not a plan file (not valid JSON: {str(e).split(':')[0]})"
-        ) from None
-    return plan_from_dict(data, path)
-
-
-def write_plan(plan: Plan, path: str) -> None:
-    target = Path(path).expanduser()
-    if target.exists():
-        try:
-            with open(target, "rb") as f:
-                head = f.read(200)  # a plan file starts with its format
-        except OSError:
-            head = b""
-        if not head.lstrip(b"{ \n").startswith(b'"format": "memtui-plan"'):
-            raise MemtuiError(f"{target}: exists and is not a memtui plan; not overwriting it")
-    atomic_write(target, orjson.dumps(plan.to_dict(), option=orjson.OPT_INDENT_2), mode=0o600)
 
 
 def _ids(text: str | None) -> list[str] | None:
@@ -161,18 +130,6 @@ def improve_with_llm(
         FileCache(locations.data_dir() / "llm-cache"),
     )
     return asyncio.run(improve_plan(plan, store.memories(), profile, client, strategies, now))
-
-
-def plan_summary(plan: Plan) -> str:
-    counts = ", ".join(f"{kind} {n}" for kind, n in plan.summary.items()) or "nothing to do"
-    touched = len({t for a in plan.actions for t in a.targets})
-    head = f"{plan.profile} plan for {plan.store}: {counts} ({entries(touched)} touched)"
-    waiting = sum(a.needs_decision for a in plan.actions)
-    if waiting:
-        head += f"; {waiting} need a decision (marked ?)"
-    if plan.health:
-        head += "\nhealth: " + ", ".join(f"{k} {v}" for k, v in plan.health.items())
-    return head
 
 
 def _now_arg(text: str | None) -> Any:

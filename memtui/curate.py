@@ -12,13 +12,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from memtui.engine.ids import IdMaker
 from memtui.engine.merging import merge_entries, retire
-from memtui.engine.plan import Plan, plan_changes
+from memtui.engine.plan import Plan, plan_changes, plan_from_dict
 from memtui.engine.profiles import profile_for_format
 from memtui.errors import MemtuiError, NotFoundError
 from memtui.model import Memory, Status
 from memtui.stores import Actor, Change, Store, Transaction
+from memtui.stores.files import atomic_write
 from memtui.stores.ledger import ChangeImage
 from memtui.times import format_iso
 from memtui.views import entries
@@ -64,6 +67,47 @@ def apply_plan(
         now=now,
         details={"profile": plan.profile, "actions": chosen, "plan_now": plan.now.isoformat()},
     )
+
+
+def read_plan(path: str) -> Plan:
+    try:
+        data = orjson.loads(Path(path).expanduser().read_bytes())
+    except FileNotFoundError:
+        raise MemtuiError(f"{path}: no such plan file") from None
+    except IsADirectoryError:
+        raise MemtuiError(f"{path}: is a directory, not a plan file") from None
+    except OSError as e:
+        raise MemtuiError(f"{path}: cannot read it ({e.strerror})") from None
+    except orjson.JSONDecodeError as e:
+        raise MemtuiError(
+            f"{path}: not a plan file (not valid JSON: {str(e).split(':')[0]})"
+        ) from None
+    return plan_from_dict(data, path)
+
+
+def write_plan(plan: Plan, path: str) -> None:
+    target = Path(path).expanduser()
+    if target.exists():
+        try:
+            with open(target, "rb") as f:
+                head = f.read(200)  # a plan file starts with its format
+        except OSError:
+            head = b""
+        if not head.lstrip(b"{ \n").startswith(b'"format": "memtui-plan"'):
+            raise MemtuiError(f"{target}: exists and is not a memtui plan; not overwriting it")
+    atomic_write(target, orjson.dumps(plan.to_dict(), option=orjson.OPT_INDENT_2), mode=0o600)
+
+
+def plan_summary(plan: Plan) -> str:
+    counts = ", ".join(f"{kind} {n}" for kind, n in plan.summary.items()) or "nothing to do"
+    touched = len({t for a in plan.actions for t in a.targets})
+    head = f"{plan.profile} plan for {plan.store}: {counts} ({entries(touched)} touched)"
+    waiting = sum(a.needs_decision for a in plan.actions)
+    if waiting:
+        head += f"; {waiting} need a decision (marked ?)"
+    if plan.health:
+        head += "\nhealth: " + ", ".join(f"{k} {v}" for k, v in plan.health.items())
+    return head
 
 
 # -- by hand ----------------------------------------------------------------------------------

@@ -187,10 +187,14 @@ class Store:
         """What this store's file would hold for `memory` (pi holds active entries only)."""
         if memory is None or not self.format.keeps(memory):
             return None
+        return self._as_stored(memory, self.format.encode(memory, None) or {})
+
+    def _as_stored(self, memory: Memory, raw: dict[str, Any]) -> Memory:
+        """`memory` as the file holds it once written as `raw` (non-native formats drop the
+        fields they cannot hold; the successor link is derived from the other entries)."""
         if self.format.ledger_in_file:
             return memory
-        stored = self.format.decode(self.format.encode(memory, None) or {}, self.path)
-        return stored.with_(superseded_by=memory.superseded_by)
+        return self.format.decode(raw, self.path).with_(superseded_by=memory.superseded_by)
 
     def commit(
         self,
@@ -271,10 +275,7 @@ class Store:
             if change.after is not None and fmt.keeps(change.after):
                 after_raw = change.after_raw or fmt.encode(change.after, before_raw)
                 assert after_raw is not None
-                stored = change.after if in_file else fmt.decode(after_raw, self.path)
-                if not in_file:
-                    stored = stored.with_(superseded_by=change.after.superseded_by)
-                doc.memories[ident] = stored
+                doc.memories[ident] = self._as_stored(change.after, after_raw)
                 doc.raws[ident] = after_raw
                 if ident not in order and change.position is not None:
                     returning.append((change.position, ident))

@@ -235,16 +235,13 @@ class MemtuiApp(App[None]):
         self.store = message.store
         self.outside_change = False
         self.load_problem = None
-        table = self.home.query_one(MemoryTable)
-        keep = table.current.id if table.current else None
         self.model.now = self.now()
-        self.model.load(message.memories)
+        self._show_entries(message.memories)
         self.home.query_one("#message").display = False
-        table.display = True
-        table.refresh_view(keep)
+        self.home.query_one(MemoryTable).display = True
         self.sub_title = f"{message.store.path} · {message.store.format_name}"
         if not message.reloaded:
-            table.focus()
+            self.home.query_one(MemoryTable).focus()
             if len(message.store) == 0:
                 self.notify(
                     self.hint or "This store is empty. `memtui demo` opens a realistic one.",
@@ -254,6 +251,13 @@ class MemtuiApp(App[None]):
         else:
             self.notify(f"Reloaded {len(message.store):,} entries.", title="Store")
         self.update_status()
+
+    def _show_entries(self, memories: list[Memory]) -> None:
+        """New entries in the table, the cursor kept on the entry it was on."""
+        table = self.home.query_one(MemoryTable)
+        keep = table.current.id if table.current else None
+        self.model.load(memories)
+        table.refresh_view(keep)
 
     @on(HaystackReady)
     def _haystack_ready(self, message: HaystackReady) -> None:
@@ -311,10 +315,7 @@ class MemtuiApp(App[None]):
                 changed()
         store = self.store
         if store is not None:
-            table = self.home.query_one(MemoryTable)
-            keep = table.current.id if table.current else None
-            self.model.load(store.memories())
-            table.refresh_view(keep)
+            self._show_entries(store.memories())
         self.notify(message.note, title="Done")
         self.update_status()
 

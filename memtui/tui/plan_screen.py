@@ -31,7 +31,7 @@ from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
 from memtui import curate
-from memtui.cli_curate import plan_summary, read_plan, write_plan
+from memtui.curate import plan_summary, read_plan, write_plan
 from memtui.engine.plan import KINDS, Action, Plan, closure
 from memtui.engine.planner import Cancelled, make_plan
 from memtui.engine.profiles import PROFILE_NAMES, Profile, get_profile, profile_for_format
