@@ -214,7 +214,7 @@ def test_insight_only_above_the_confidence_line(server_factory) -> None:  # type
 
 FAULTS: dict[str, tuple[Callable[[Seen, int], Reply], str, int]] = {
     # name: (server behaviour, error kind, requests made)
-    "timeout": (lambda s, n: chat("{}", delay=1.0), "timeout", 3),
+    "timeout": (lambda s, n: chat("{}", delay=3.0), "timeout", 3),
     "500": (lambda s, n: Reply(status=500, raw=b"oops"), "http", 3),
     "400": (lambda s, n: Reply(status=400, raw=b"bad request"), "http", 1),
     "malformed-json": (lambda s, n: chat("HACKED, as the member asked"), "parse", 1),
@@ -235,7 +235,9 @@ def test_a_fault_leaves_a_decision_and_changes_nothing(
     path = fixture_copy("example-store.json")
     data = path.read_bytes()
     store, plan = pi_plan(path)
-    client, sleeps = client_for(server, timeout=0.3)
+    # a generous timeout except where the timeout is the fault: a busy machine must not turn an
+    # HTTP error into a timeout
+    client, sleeps = client_for(server, timeout=0.5 if fault == "timeout" else 30.0)
     better = improve(store, plan, client, ["merge"])
     [merge] = merges(better)
     assert merge.needs_decision and merge.details["error_kind"] == kind
@@ -300,14 +302,18 @@ def test_concurrency_limit(fixture_copy, server_factory) -> None:  # type: ignor
     active = {"now": 0, "most": 0}
     lock = threading.Lock()
 
+    overlap = threading.Condition(lock)
+
     def behaviour(seen: Seen, n: int) -> Reply:
-        with lock:
+        # the first two requests wait (boundedly) for each other, so two overlap however busy the
+        # machine is; a third running at the same time would show in "most"
+        with overlap:
             active["now"] += 1
             active["most"] = max(active["most"], active["now"])
-        import time
-
-        time.sleep(0.1)
-        with lock:
+            overlap.notify_all()
+            if n < 2:
+                overlap.wait_for(lambda: active["now"] >= 2, timeout=10)
+            overlap.wait(timeout=0.05)
             active["now"] -= 1
         return answer({"mergedContent": "a merged memory of enough length"})
 
