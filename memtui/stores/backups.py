@@ -56,10 +56,19 @@ class BackupShelf:
             name = f"{stem}-{n}{self.suffix}"
         path = self.folder / name
         atomic_write(path, data, mode=0o600)
+        return Backup(name, path, at, tx_id, len(data))
+
+    def discard(self, backup: Backup) -> None:
+        """Remove the backup of a transaction that did not happen."""
+        with contextlib.suppress(OSError):
+            backup.path.unlink()
+
+    def prune(self) -> None:
+        """Keep the newest `keep` backups; called once a commit has landed, so a failed commit
+        never rotates a real backup out."""
         for old in self.list()[self.keep :]:
             with contextlib.suppress(OSError):
                 old.path.unlink()
-        return Backup(name, path, at, tx_id, len(data))
 
     def find(self, name: str) -> Backup:
         """A backup by its name or a unique prefix of it; `1` is the newest, `2` the next."""

@@ -66,18 +66,33 @@ def fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write a temp file beside `path`, fsync it, rename it over `path`, fsync the folder.
+def real_path(path: Path) -> Path:
+    """The file a path names once every symlink on the way is followed (relative ones too):
+    memtui writes, locks and keeps its sidecar there, never beside a link."""
+    return Path(os.path.realpath(path))
 
-    A crash at any instant leaves either the old or the new file at `path`.
+
+def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write a temp file beside the real file `path` names, fsync it, rename it over that
+    file, fsync the folder.
+
+    A crash at any instant leaves either the old or the new file there. A symlinked `path`
+    stays a link (the file it points to is replaced), and the temp file is created
+    exclusively, so a link planted at its name is never followed.
     """
+    path = real_path(path)
     if mode is None:
         try:
             mode = os.stat(path).st_mode & 0o777
         except FileNotFoundError:
             mode = 0o644
-    tmp = path.with_name(f".{path.name}.memtui-tmp-{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    while True:
+        tmp = path.with_name(f".{path.name}.memtui-tmp-{os.getpid()}.{os.urandom(4).hex()}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+        except FileExistsError:
+            continue
+        break
     try:
         view = memoryview(data)
         while view:
@@ -91,7 +106,12 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
             os.unlink(tmp)
         raise
     os.close(fd)
-    os.replace(tmp, path)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     fsync_dir(path.parent)
 
 

@@ -136,6 +136,10 @@ class LongtermFormat:
     def keeps(self, memory: Memory) -> bool:
         return True
 
+    def record_image(self, memory: Memory, raw: dict[str, Any]) -> dict[str, Any] | None:
+        """The record itself: the ledger keeps it so undo writes it back byte for byte."""
+        return raw
+
     def render(self, doc: Document, now: datetime | None) -> bytes:
         records = [doc.raws[ident] for ident in doc.memories]
         if doc.header.get("layout") == "array":

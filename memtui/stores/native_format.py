@@ -53,8 +53,8 @@ class NativeFormat:
     file_mode = 0o600
 
     def parse(self, value: Any, path: Path) -> Document:
-        meta = next(
-            d for d in value["meta"].values() if isinstance(d, dict) and "memtui_schema" in d
+        meta_key, meta = next(
+            (k, d) for k, d in value["meta"].items() if isinstance(d, dict) and "memtui_schema" in d
         )
         schema = meta.get("memtui_schema")
         if schema != SCHEMA_VERSION:
@@ -78,7 +78,16 @@ class NativeFormat:
             memories[memory.id] = memory
             raws[memory.id] = record
         transactions = [tx for tx in journal.values() if isinstance(tx, dict)]
-        return Document(memories, raws, {"meta": meta, "journal": transactions})
+        # what memtui does not own (other tables, other meta documents, the table order) is
+        # written back as it was
+        header = {
+            "meta": meta,
+            "journal": transactions,
+            "meta_key": meta_key,
+            "meta_table": value["meta"],
+            "tables": {k: (None if k in TABLES else v) for k, v in value.items()},
+        }
+        return Document(memories, raws, header)
 
     def decode(self, raw: dict[str, Any], path: Path) -> Memory:
         return _read(raw, path, "")
@@ -95,12 +104,23 @@ class NativeFormat:
         return True
 
     def render(self, doc: Document, now: datetime | None) -> bytes:
-        tables = {
+        header = doc.header
+        meta_table = dict(header.get("meta_table") or {})
+        meta_table[header.get("meta_key", "1")] = header["meta"]
+        ours = {
             "memories": {str(n): doc.raws[i] for n, i in enumerate(doc.memories, start=1)},
-            "journal": {str(n): tx for n, tx in enumerate(doc.header["journal"], start=1)},
-            "meta": {"1": doc.header["meta"]},
+            "journal": {str(n): tx for n, tx in enumerate(header["journal"], start=1)},
+            "meta": meta_table,
         }
+        tables = dict(header.get("tables") or {})
+        tables.update(ours)  # in the file's table order; ours where they were (or at the end)
         return orjson.dumps(tables)
+
+    def record_image(self, memory: Memory, raw: dict[str, Any]) -> dict[str, Any] | None:
+        """The record to keep in the ledger beside `memory`'s image: only when re-encoding
+        the memory would not give the file's record back (out-of-range values, unknown keys),
+        so undo restores the record as it was and the journal stays small."""
+        return None if self.encode(memory, None) == raw else raw
 
     def new_id(self, doc: Document, now: datetime) -> str:
         while True:

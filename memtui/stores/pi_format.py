@@ -105,6 +105,10 @@ class PiFormat:
     def keeps(self, memory: Memory) -> bool:
         return memory.status is Status.ACTIVE
 
+    def record_image(self, memory: Memory, raw: dict[str, Any]) -> dict[str, Any] | None:
+        """The record itself: the ledger keeps it so undo writes it back byte for byte."""
+        return raw
+
     def render(self, doc: Document, now: datetime | None) -> bytes:
         top = {**file_header(doc, now), "memories": [doc.raws[ident] for ident in doc.memories]}
         # keep the key order the file had
@@ -218,6 +222,42 @@ def with_file_header(top: dict[str, Any], header: dict[str, Any]) -> dict[str, A
     out = {k: ([] if k == "memories" else header[k]) for k in top if k == "memories" or k in header}
     out.update({k: v for k, v in header.items() if k not in out})
     out.setdefault("memories", [])
+    return out
+
+
+_ABSENT = object()
+
+
+def reverted_header(
+    current: dict[str, Any],
+    before: dict[str, Any],
+    after: dict[str, Any],
+    now: datetime,
+) -> dict[str, Any]:
+    """pi's top-level keys for a write that reverts memtui's own change `before` → `after`
+    (undo, rollback) on top of the file as it is now (`current`).
+
+    Only keys memtui itself changed are reverted, and only while they still hold memtui's
+    value: what the agent wrote since (its quotas, `resolvedSources`, `adaptation`) stays.
+    `updatedAt` goes back only when nobody wrote since; otherwise it is the time of this write
+    (or the agent's, if its clock is ahead).
+    """
+    out = dict(current)
+    reverted_stamp = False
+    for key in dict.fromkeys([*before, *after]):
+        was, memtui_wrote = before.get(key, _ABSENT), after.get(key, _ABSENT)
+        if was == memtui_wrote or current.get(key, _ABSENT) != memtui_wrote:
+            continue
+        if was is _ABSENT:
+            out.pop(key, None)
+        else:
+            out[key] = was
+        reverted_stamp |= key == "updatedAt"
+    if not reverted_stamp:
+        stamp = current.get("updatedAt")
+        known = stamp if isinstance(stamp, int | float) and not isinstance(stamp, bool) else 0
+        out["updatedAt"] = max(to_epoch_ms(now), known)  # never back past the agent's write
+    out["version"] = 1
     return out
 
 

@@ -9,6 +9,7 @@ new transaction.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,15 +25,20 @@ from memtui.stores.files import (
     FileStamp,
     atomic_write,
     read_bytes,
+    real_path,
     remove_stale_temp_files,
     sha256,
     store_lock,
 )
 from memtui.stores.ledger import ChangeImage, SidecarLedger, Transaction, undone_ids
-from memtui.stores.pi_format import file_header, with_file_header
+from memtui.stores.pi_format import file_header, reverted_header, with_file_header
 
 # An outside writer that ignores the lock can slip in between our read and our rename.
 _WRITE_ATTEMPTS = 3
+
+
+class _Overtaken(Exception):
+    """Another writer replaced the file while this commit was being prepared."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +79,9 @@ class Store:
 
     @classmethod
     def open(cls, location: str | Path, keep_backups: int = DEFAULT_KEEP) -> Store:
-        path = Path(location).expanduser()
+        # a store reached through a symlink is the file the link points to: read, lock, write
+        # and keep the sidecar there, so the agent reading the real file sees every change
+        path = real_path(Path(location).expanduser())
         data = read_bytes(path)
         fmt, doc = parse_store(data, path)
         return cls(path, fmt, doc, data, keep_backups)
@@ -206,9 +214,12 @@ class Store:
         now: datetime,
         undoes: int | None = None,
         details: dict[str, Any] | None = None,
-        restore_header: dict[str, Any] | None = None,
+        revert_header: tuple[dict[str, Any], dict[str, Any]] | None = None,
     ) -> Transaction:
         """Apply `changes` as one transaction; returns it as recorded in the ledger.
+
+        `revert_header` (undo, rollback): pi's top-level keys as they were and as memtui left
+        them; only keys memtui changed and nobody changed since are reverted.
 
         Raises ConflictError (nothing written) when an entry it touches is no longer what the
         change's `before` says, StoreLockedError when another process holds the lock.
@@ -222,7 +233,7 @@ class Store:
             remove_stale_temp_files(self.path.parent, self.path.name)
             for _ in range(_WRITE_ATTEMPTS):
                 tx = self._commit_locked(
-                    changes, actor, kind, reason, now, undoes, details, restore_header
+                    changes, actor, kind, reason, now, undoes, details, revert_header
                 )
                 if tx is not None:
                     return tx
@@ -240,7 +251,7 @@ class Store:
         now: datetime,
         undoes: int | None,
         details: dict[str, Any] | None,
-        restore_header: dict[str, Any] | None,
+        revert_header: tuple[dict[str, Any], dict[str, Any]] | None,
     ) -> Transaction | None:
         data = read_bytes(self.path)
         stamp = FileStamp.of(self.path)
@@ -262,7 +273,10 @@ class Store:
         has_header = "top" in base.header
         if has_header:
             # pi's "last written" stamp: now, or (undo, rollback) back to what it was
-            top = restore_header if restore_header is not None else file_header(base, now)
+            if revert_header is not None:
+                top = reverted_header(file_header(base, None), *revert_header, now)
+            else:
+                top = file_header(base, now)
             doc.header["top"] = with_file_header(base.header["top"], top)
         images: list[ChangeImage] = []
         in_file = fmt.ledger_in_file
@@ -282,55 +296,71 @@ class Store:
             else:
                 doc.memories.pop(ident, None)
                 doc.raws.pop(ident, None)
-            before = change.before if change.before is not None else base.memories.get(ident)
+            stored = base.memories.get(ident)
+            before = change.before if change.before is not None else stored
             images.append(
                 ChangeImage(
                     ident,
                     before.to_dict() if before is not None else None,
                     change.after.to_dict() if change.after is not None else None,
-                    None if in_file else before_raw,
-                    None if in_file else after_raw,
+                    None
+                    if before_raw is None or stored is None
+                    else fmt.record_image(stored, before_raw),
+                    None
+                    if after_raw is None or change.after is None
+                    else fmt.record_image(change.after, after_raw),
                     order.get(ident),
                 )
             )
         if returning:
             _move_to_positions(doc, sorted(returning))
-        backup_name = self._shelf.add(data, now, tx_id).name
-        tx = Transaction(
-            tx_id,
-            now,
-            actor,
-            kind,
-            reason,
-            images,
-            undoes,
-            backup_name,
-            "committed",
-            details=dict(details or {}),
-        )
-        if has_header:
-            tx.header_before = file_header(base, None)
-            tx.header_after = file_header(doc, None)
-        if in_file:
-            doc.header["journal"] = [*doc.header.get("journal", []), tx.to_dict()]
-            new_data = fmt.render(doc, None if has_header else now)
-        else:
-            assert self._ledger is not None
-            for old in resolved:
-                self._ledger.mark(old.id, old.state)
-            new_data = fmt.render(doc, None if has_header else now)
-            tx.sha_after = sha256(new_data)
-            tx.state = "pending"
-            self._ledger.add_pending(tx)
-        if FileStamp.of(self.path) != stamp:
-            if self._ledger is not None:
-                self._ledger.mark(tx_id, "aborted")
-            return None
-        mode = fmt.file_mode if fmt.name == "pi" else None
-        atomic_write(self.path, new_data, mode=mode)
+        backup = self._shelf.add(data, now, tx_id)
+        pending = False
+        try:
+            tx = Transaction(
+                tx_id,
+                now,
+                actor,
+                kind,
+                reason,
+                images,
+                undoes,
+                backup.name,
+                "committed",
+                details=dict(details or {}),
+            )
+            if has_header:
+                tx.header_before = file_header(base, None)
+                tx.header_after = file_header(doc, None)
+            if in_file:
+                doc.header["journal"] = [*doc.header.get("journal", []), tx.to_dict()]
+                new_data = fmt.render(doc, None if has_header else now)
+            else:
+                assert self._ledger is not None
+                for old in resolved:
+                    self._ledger.mark(old.id, old.state)
+                new_data = fmt.render(doc, None if has_header else now)
+                tx.sha_after = sha256(new_data)
+                tx.state = "pending"
+                self._ledger.add_pending(tx)
+                pending = True
+            if FileStamp.of(self.path) != stamp:
+                raise _Overtaken
+            mode = fmt.file_mode if fmt.name == "pi" else None
+            atomic_write(self.path, new_data, mode=mode)
+        except BaseException as e:
+            # the transaction did not happen: neither does its backup, nor its ledger entry
+            self._shelf.discard(backup)
+            if pending and self._ledger is not None:
+                with contextlib.suppress(OSError, MemtuiError):
+                    self._ledger.mark(tx_id, "aborted")
+            if isinstance(e, _Overtaken):
+                return None
+            raise
         if self._ledger is not None:
             self._ledger.mark(tx_id, "committed")
             tx.state = "committed"
+        self._shelf.prune()
         self.format, self._doc = fmt, doc
         self._sha, self._stamp = sha256(new_data), FileStamp.of(self.path)
         return tx
@@ -378,7 +408,7 @@ class Store:
             reason=reason or what,
             now=now,
             undoes=target.id,
-            restore_header=target.header_before,
+            revert_header=_header_images(target.header_before, target.header_after),
         )
 
     def rollback(self, name: str, *, now: datetime, actor: str = "user") -> Transaction:
@@ -394,7 +424,12 @@ class Store:
             now_m, then_m = current.memories.get(ident), old.memories.get(ident)
             if now_m != then_m or current.raws.get(ident) != old.raws.get(ident):
                 changes.append(Change(now_m, then_m, old.raws.get(ident), old_order.get(ident)))
-        header = file_header(old, None) if "top" in old.header else None
+        header = None
+        if "top" in old.header:
+            # what memtui last wrote: keys the agent changed since stay as the agent left them
+            last = next((t for t in reversed(self.transactions()) if t.header_after), None)
+            written = last.header_after if last is not None else file_header(current, None)
+            header = _header_images(file_header(old, None), written)
         if not changes:
             raise MemtuiError(f"the store already holds what backup {backup.name} holds")
         return self.commit(
@@ -404,8 +439,16 @@ class Store:
             reason=f"rollback to backup {backup.name}",
             now=now,
             details={"backup": backup.name},
-            restore_header=header,
+            revert_header=header,
         )
+
+
+def _header_images(
+    before: dict[str, Any] | None, after: dict[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    if before is None or after is None:
+        return None
+    return before, after
 
 
 def _move_to_positions(doc: Document, returning: list[tuple[int, str]]) -> None:
