@@ -79,6 +79,7 @@ class Plan:
     params: dict[str, Any]
     actions: list[Action]
     health: dict[str, Any] = field(default_factory=dict)
+    _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def summary(self) -> dict[str, int]:
@@ -91,10 +92,16 @@ class Plan:
         return [a.id for a in self.actions if a.id not in waiting]
 
     def action(self, action_id: str) -> Action:
-        for action in self.actions:
-            if action.id == action_id:
-                return action
-        raise MemtuiError(f"the plan has no action {action_id!r}")
+        """The action with this id, in O(1) (the index is rebuilt whenever `actions` was
+        changed under it)."""
+        position = self._index.get(action_id)
+        actions = self.actions
+        if position is None or position >= len(actions) or actions[position].id != action_id:
+            self._index = {a.id: n for n, a in enumerate(actions)}
+            position = self._index.get(action_id)
+            if position is None:
+                raise MemtuiError(f"the plan has no action {action_id!r}")
+        return actions[position]
 
     def to_dict(self) -> dict[str, Any]:
         out = {

@@ -52,9 +52,9 @@ class StoreFormat(Protocol):
         """Whether the file holds an entry in this state (pi holds only active entries)."""
         ...
 
-    def record_image(self, memory: Memory, raw: dict[str, Any]) -> dict[str, Any] | None:
-        """What the ledger keeps of the record `raw` beside `memory`'s image (None: nothing,
-        the image re-encodes to it exactly)."""
+    def record_image(self, image: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any] | None:
+        """What the ledger keeps of the record `raw` beside an entry's image (`to_dict`):
+        None when the image re-encodes to it exactly."""
         ...
 
     def new_id(self, doc: Document, now: datetime) -> str: ...

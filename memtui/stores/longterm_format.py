@@ -136,7 +136,7 @@ class LongtermFormat:
     def keeps(self, memory: Memory) -> bool:
         return True
 
-    def record_image(self, memory: Memory, raw: dict[str, Any]) -> dict[str, Any] | None:
+    def record_image(self, image: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any] | None:
         """The record itself: the ledger keeps it so undo writes it back byte for byte."""
         return raw
 

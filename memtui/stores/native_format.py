@@ -93,12 +93,7 @@ class NativeFormat:
         return _read(raw, path, "")
 
     def encode(self, memory: Memory, base: dict[str, Any] | None) -> dict[str, Any] | None:
-        # fields at their defaults are left out: a smaller file that loads faster
-        return {
-            k: v
-            for k, v in memory.to_dict().items()
-            if not (v is None or v is False or v == [] or v == {})
-        }
+        return _compact(memory.to_dict())
 
     def keeps(self, memory: Memory) -> bool:
         return True
@@ -116,17 +111,22 @@ class NativeFormat:
         tables.update(ours)  # in the file's table order; ours where they were (or at the end)
         return orjson.dumps(tables)
 
-    def record_image(self, memory: Memory, raw: dict[str, Any]) -> dict[str, Any] | None:
-        """The record to keep in the ledger beside `memory`'s image: only when re-encoding
-        the memory would not give the file's record back (out-of-range values, unknown keys),
-        so undo restores the record as it was and the journal stays small."""
-        return None if self.encode(memory, None) == raw else raw
+    def record_image(self, image: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any] | None:
+        """The record to keep in the ledger beside an entry's image: only when re-encoding the
+        image would not give the file's record back (out-of-range values, unknown keys), so
+        undo restores the record as it was and the journal stays small."""
+        return None if _compact(image) == raw else raw
 
     def new_id(self, doc: Document, now: datetime) -> str:
         while True:
             ident = f"m_{to_epoch_ms(now):x}_{os.urandom(3).hex()}"
             if ident not in doc.memories:
                 return ident
+
+
+def _compact(record: dict[str, Any]) -> dict[str, Any]:
+    """A record without the fields at their defaults: a smaller file that loads faster."""
+    return {k: v for k, v in record.items() if not (v is None or v is False or v == [] or v == {})}
 
 
 def _read(record: Any, path: Path, doc_id: str) -> Memory:

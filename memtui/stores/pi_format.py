@@ -105,7 +105,7 @@ class PiFormat:
     def keeps(self, memory: Memory) -> bool:
         return memory.status is Status.ACTIVE
 
-    def record_image(self, memory: Memory, raw: dict[str, Any]) -> dict[str, Any] | None:
+    def record_image(self, image: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any] | None:
         """The record itself: the ledger keeps it so undo writes it back byte for byte."""
         return raw
 

@@ -296,19 +296,20 @@ class Store:
             else:
                 doc.memories.pop(ident, None)
                 doc.raws.pop(ident, None)
-            stored = base.memories.get(ident)
-            before = change.before if change.before is not None else stored
+            before = change.before if change.before is not None else base.memories.get(ident)
+            before_image = before.to_dict() if before is not None else None
+            after_image = change.after.to_dict() if change.after is not None else None
             images.append(
                 ChangeImage(
                     ident,
-                    before.to_dict() if before is not None else None,
-                    change.after.to_dict() if change.after is not None else None,
+                    before_image,
+                    after_image,
                     None
-                    if before_raw is None or stored is None
-                    else fmt.record_image(stored, before_raw),
+                    if before_raw is None or before_image is None
+                    else fmt.record_image(before_image, before_raw),
                     None
-                    if after_raw is None or change.after is None
-                    else fmt.record_image(change.after, after_raw),
+                    if after_raw is None or after_image is None
+                    else fmt.record_image(after_image, after_raw),
                     order.get(ident),
                 )
             )
