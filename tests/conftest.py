@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import shutil
 import socket
 from collections.abc import Callable
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from memtui.cli import main
+from memtui.model import Memory
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -78,3 +80,21 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
         return CliResult(code, captured.out, captured.err)
 
     return run
+
+
+_VERSION = re.compile(rb'"version": ?(\d+)')
+
+
+def assert_same_but_versions(now: bytes, then: bytes) -> None:
+    """A longterm file is what it was, byte for byte, but for each record's optimistic
+    `version`, which every change memtui makes moves forward (undo and rollback too)."""
+    assert _VERSION.sub(b'"version": N', now) == _VERSION.sub(b'"version": N', then)
+    assert all(
+        int(a) >= int(b)
+        for a, b in zip(_VERSION.findall(now), _VERSION.findall(then), strict=True)
+    )
+
+
+def unversioned(memories: dict[str, Memory]) -> dict[str, Memory]:
+    """Entries with their version counters left out of the comparison."""
+    return {i: m.with_(version=None) for i, m in memories.items()}

@@ -12,7 +12,7 @@ import pytest
 
 from memtui.cli import build_parser
 from memtui.stores import open_store
-from tests.conftest import FIXTURES, CliResult
+from tests.conftest import FIXTURES, CliResult, assert_same_but_versions
 
 Cli = Callable[..., CliResult]
 README = Path(__file__).parent.parent / "README.md"
@@ -202,7 +202,7 @@ def test_history_undo_backups_rollback(fixture_copy: Callable[[str], Path], cli:
     oldest = backups[-1]["name"]
     rolled = cli("rollback", path, oldest)
     assert rolled.code == 0 and "rolled back" in rolled.out
-    assert path.read_bytes() == original
+    assert_same_but_versions(path.read_bytes(), original)
 
 
 def test_import_and_export(tmp_path: Path, cli: Cli) -> None:

@@ -200,3 +200,31 @@ def test_native_undo_restores_the_record_as_the_file_had_it(tmp_path: Path, cli:
     assert cli("edit", path, ident, "--content", "changed").code == 0
     assert cli("undo", path).code == 0
     assert orjson.loads(path.read_bytes())["memories"] == before
+
+
+# -- the Go system's optimistic version moves forward on every change ------------------------
+
+
+def _versions(path: Path) -> dict[str, int]:
+    return {m.id: m.version for m in open_store(str(path)).memories() if m.version is not None}
+
+
+def test_every_change_memtui_makes_moves_a_longterm_version_forward(
+    fixture_copy: Callable[[str], Path], cli: Cli
+) -> None:
+    path = fixture_copy("items.jsonl")
+    original = _versions(path)
+    plan = path.parent / "plan.json"
+    assert cli("plan", path, "--out", plan).code == 0
+    assert cli("apply", path, plan, "--yes").code == 0
+    applied = _versions(path)
+    changed = json.loads(cli("history", path, "--json").out)[0]["memory_ids"]
+    assert {i for i in changed if i in original} and all(
+        applied[i] == original[i] + 1 for i in changed if i in original
+    )
+    merged = next(m for m in open_store(str(path)).memories() if m.status.value == "merged")
+    assert cli("restore", path, merged.id).code == 0
+    assert _versions(path)[merged.id] == applied[merged.id] + 1
+    restored = _versions(path)
+    assert cli("undo", path).code == 0  # undo brings the content back, never the old version
+    assert _versions(path)[merged.id] == restored[merged.id] + 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +26,7 @@ def parse_store(data: bytes, path: Path) -> tuple[StoreFormat, Document]:
     # Parsing makes millions of small objects, none of them cyclic: the cyclic collector
     # would walk them again and again (it doubles the load time of a 100k-entry store).
     with gc_paused():
-        parsed = _parse_store(data, path)
-        # the parsed objects live as long as the store: keep the collector off them for good
-        gc.freeze()
-    return parsed
+        return _parse_store(data, path)
 
 
 def _parse_store(data: bytes, path: Path) -> tuple[StoreFormat, Document]:

@@ -52,6 +52,11 @@ class StoreFormat(Protocol):
         """Whether the file holds an entry in this state (pi holds only active entries)."""
         ...
 
+    def successor(self, raw: dict[str, Any], current: dict[str, Any] | None) -> dict[str, Any]:
+        """The record to write over the file's record `current` (None: a new entry); formats
+        with an optimistic version counter move it forward here."""
+        ...
+
     def record_image(self, image: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any] | None:
         """What the ledger keeps of the record `raw` beside an entry's image (`to_dict`):
         None when the image re-encodes to it exactly."""

@@ -136,6 +136,18 @@ class LongtermFormat:
     def keeps(self, memory: Memory) -> bool:
         return True
 
+    def successor(self, raw: dict[str, Any], current: dict[str, Any] | None) -> dict[str, Any]:
+        """The record to write over `current`: the Go system's optimistic `version` moves
+        forward on every change memtui makes (undo and rollback included), never back."""
+        if current is None or raw == current:
+            return raw
+        now_at = current.get("version")
+        if type(now_at) is not int:
+            return raw
+        wanted = raw.get("version")
+        wanted = wanted if type(wanted) is int else 0
+        return {**raw, "version": max(wanted, now_at + 1)}
+
     def record_image(self, image: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any] | None:
         """The record itself: the ledger keeps it so undo writes it back byte for byte."""
         return raw

@@ -111,6 +111,10 @@ class NativeFormat:
         tables.update(ours)  # in the file's table order; ours where they were (or at the end)
         return orjson.dumps(tables)
 
+    def successor(self, raw: dict[str, Any], current: dict[str, Any] | None) -> dict[str, Any]:
+        """The record to write over `current` (this format keeps no version counter)."""
+        return raw
+
     def record_image(self, image: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any] | None:
         """The record to keep in the ledger beside an entry's image: only when re-encoding the
         image would not give the file's record back (out-of-range values, unknown keys), so

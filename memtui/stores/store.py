@@ -286,10 +286,15 @@ class Store:
             ident = change.id
             before_raw = base.raws.get(ident)
             after_raw: dict[str, Any] | None = None
-            if change.after is not None and fmt.keeps(change.after):
-                after_raw = change.after_raw or fmt.encode(change.after, before_raw)
-                assert after_raw is not None
-                doc.memories[ident] = self._as_stored(change.after, after_raw)
+            after = change.after
+            if after is not None and fmt.keeps(after):
+                encoded = change.after_raw or fmt.encode(after, before_raw)
+                assert encoded is not None
+                after_raw = fmt.successor(encoded, before_raw)
+                stored = self._as_stored(after, after_raw)
+                if after_raw is not encoded:  # the format moved its version counter on
+                    after = after.with_(version=stored.version)
+                doc.memories[ident] = stored
                 doc.raws[ident] = after_raw
                 if ident not in order and change.position is not None:
                     returning.append((change.position, ident))
@@ -298,7 +303,7 @@ class Store:
                 doc.raws.pop(ident, None)
             before = change.before if change.before is not None else base.memories.get(ident)
             before_image = before.to_dict() if before is not None else None
-            after_image = change.after.to_dict() if change.after is not None else None
+            after_image = after.to_dict() if after is not None else None
             images.append(
                 ChangeImage(
                     ident,
