@@ -90,8 +90,7 @@ def assert_same_but_versions(now: bytes, then: bytes) -> None:
     `version`, which every change memtui makes moves forward (undo and rollback too)."""
     assert _VERSION.sub(b'"version": N', now) == _VERSION.sub(b'"version": N', then)
     assert all(
-        int(a) >= int(b)
-        for a, b in zip(_VERSION.findall(now), _VERSION.findall(then), strict=True)
+        int(a) >= int(b) for a, b in zip(_VERSION.findall(now), _VERSION.findall(then), strict=True)
     )
 
 
