@@ -460,9 +460,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
     try:
-        store_for_tui, config_flag = _tui_store_argument(args_list, commands)
-        if store_for_tui is not False:
-            return _run_tui(store_for_tui or None, load_user_settings(config_flag))
+        tui = _tui_arguments(args_list, commands)
+        if tui is not None:
+            store, config_flag = tui
+            return _run_tui(store, load_user_settings(config_flag))
         args = parser.parse_args(args_list)
         # `plan --config FILE` (older spelling) means the same as `--config FILE plan`
         settings = load_user_settings(getattr(args, "profile_config", None) or args.config)
@@ -484,19 +485,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _tui_store_argument(argv: list[str], commands: set[str]) -> tuple[str | bool, str | None]:
-    """`memtui [--config P] [STORE]` opens the TUI: the store path ("" for none), else False;
-    and the `--config` value."""
+def _tui_arguments(argv: list[str], commands: set[str]) -> tuple[str | None, str | None] | None:
+    """`memtui [--config P] [STORE]` opens the TUI: (the store or None, the `--config` value);
+    None for any other command line."""
     rest, flag = list(argv), None
     if len(rest) >= 2 and rest[0] == "--config":
         flag, rest = rest[1], rest[2:]
     elif rest and rest[0].startswith("--config="):
         flag, rest = rest[0].removeprefix("--config="), rest[1:]
     if not rest:
-        return "", flag
+        return None, flag
     if len(rest) == 1 and not rest[0].startswith("-") and rest[0] not in commands:
         return rest[0], flag
-    return False, flag
+    return None
 
 
 if __name__ == "__main__":

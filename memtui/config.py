@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -234,7 +234,7 @@ def save_setting(path: Path, table: str, key: str, value: str) -> None:
 
     target = path.resolve() if path.is_symlink() else path
     try:
-        text = target.read_text(encoding="utf-8")
+        text = target.read_bytes().decode("utf-8")  # not read_text: it would turn CRLF into LF
     except FileNotFoundError:
         text = ""
     except (OSError, UnicodeDecodeError) as e:
@@ -247,7 +247,7 @@ def save_setting(path: Path, table: str, key: str, value: str) -> None:
     if section is None:
         section = tomlkit.table()
         document.add(table, section)
-    elif not isinstance(section, Mapping):
+    elif not isinstance(section, MutableMapping):
         raise MemtuiError(f"{path}: [{table}]: expected a table, got {describe(section)}")
     section[key] = value
     target.parent.mkdir(parents=True, exist_ok=True)
