@@ -391,4 +391,3 @@ def test_stale_or_foreign_plans_are_refused(fixture_copy: Callable[[str], Path])
     with pytest.raises(MemtuiError, match="changed since"):
         curate.apply_plan(open_store(path), plan, None, now=NOW)
     assert path.read_bytes() == data
-
