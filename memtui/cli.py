@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 from memtui import __version__, cli_curate, locations
 from memtui.cli_common import emit_json, now_utc, open_cli_store
-from memtui.config import Settings, load_settings
+from memtui.config import Settings, load_user_settings
 from memtui.demo import DEFAULT_SIZE, make_demo_memories
 from memtui.errors import MemtuiError
 from memtui.model import STATUS_SYMBOL, Status
@@ -335,7 +335,7 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_locate(args: argparse.Namespace, settings: Settings) -> int:
     places = {
-        "config": str(locations.config_file()),
+        "config": str(settings.path or locations.config_file()),
         "data": str(locations.data_dir()),
         "demo_store": str(locations.demo_store()),
         "default_store": str(locations.default_native_store()),
@@ -460,12 +460,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
     try:
-        store_for_tui = _tui_store_argument(args_list, commands)
-        if store_for_tui is not False:
-            settings = _settings(args_list)
-            return _run_tui(store_for_tui or None, settings)
+        tui = _tui_arguments(args_list, commands)
+        if tui is not None:
+            store, config_flag = tui
+            return _run_tui(store, load_user_settings(config_flag))
         args = parser.parse_args(args_list)
-        settings = load_settings(Path(args.config) if args.config else locations.config_file())
+        # `plan --config FILE` (older spelling) means the same as `--config FILE plan`
+        settings = load_user_settings(getattr(args, "profile_config", None) or args.config)
         if args.command is None:
             return _run_tui(None, settings)
         return int(args.func(args, settings))
@@ -484,22 +485,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _tui_store_argument(argv: list[str], commands: set[str]) -> str | bool:
-    """`memtui [--config P] [STORE]` opens the TUI: the store path ("" for none), else False."""
-    rest = list(argv)
+def _tui_arguments(argv: list[str], commands: set[str]) -> tuple[str | None, str | None] | None:
+    """`memtui [--config P] [STORE]` opens the TUI: (the store or None, the `--config` value);
+    None for any other command line."""
+    rest, flag = list(argv), None
     if len(rest) >= 2 and rest[0] == "--config":
-        rest = rest[2:]
+        flag, rest = rest[1], rest[2:]
+    elif rest and rest[0].startswith("--config="):
+        flag, rest = rest[0].removeprefix("--config="), rest[1:]
     if not rest:
-        return ""
+        return None, flag
     if len(rest) == 1 and not rest[0].startswith("-") and rest[0] not in commands:
-        return rest[0]
-    return False
-
-
-def _settings(argv: list[str]) -> Settings:
-    if len(argv) >= 2 and argv[0] == "--config":
-        return load_settings(Path(argv[1]))
-    return load_settings(locations.config_file())
+        return rest[0], flag
+    return None
 
 
 if __name__ == "__main__":

@@ -6,34 +6,23 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from memtui import curate, locations
 from memtui.cli_common import emit_json, now_utc, open_cli_store
-from memtui.config import Settings
+from memtui.config import Settings, resolve_profile
 from memtui.curate import plan_summary, read_plan, write_plan
 from memtui.engine.candidates import candidate_pairs
 from memtui.engine.decay import MODELS, model
 from memtui.engine.plan import Plan
 from memtui.engine.planner import make_plan
-from memtui.engine.profiles import PROFILE_NAMES, Profile, get_profile, profile_for_format
+from memtui.engine.profiles import PROFILE_NAMES, Profile
 from memtui.engine.similarity import METHODS, text_similarity
 from memtui.errors import MemtuiError
 from memtui.model import Status
-from memtui.stores import Store
 from memtui.textsafe import one_line
 from memtui.times import parse_iso
 from memtui.views import entries, shorten
-
-
-def load_profile(store: Store, name: str | None, config: str | None) -> Profile:
-    """The store's profile (or `name`), with overrides from `config` or the settings file."""
-    chosen = name or profile_for_format(store.format_name)
-    if config:
-        return get_profile(chosen, Path(config).expanduser())
-    settings_file = locations.config_file()
-    return get_profile(chosen, settings_file if settings_file.exists() else None)
 
 
 def _ids(text: str | None) -> list[str] | None:
@@ -55,7 +44,7 @@ def cmd_sim(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_pairs(args: argparse.Namespace, settings: Settings) -> int:
     store = open_cli_store(args.store, settings)
-    profile = load_profile(store, None, None)
+    profile = resolve_profile(settings, store.format_name)
     method = args.method or profile.method
     threshold = args.threshold if args.threshold is not None else profile.merge_threshold or 0.8
     active = [m for m in store.memories() if m.status is Status.ACTIVE]
@@ -78,7 +67,7 @@ def cmd_pairs(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_plan(args: argparse.Namespace, settings: Settings) -> int:
     store = open_cli_store(args.store, settings)
-    profile = load_profile(store, args.profile, args.profile_config)
+    profile = resolve_profile(settings, store.format_name, args.profile)
     now = _now_arg(args.now)
     last_run = next((tx.at for tx in store.history() if tx.kind == "plan"), None)
     plan = make_plan(
@@ -247,7 +236,7 @@ def cmd_chain(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_decay(args: argparse.Namespace, settings: Settings) -> int:
     store = open_cli_store(args.store, settings)
-    profile = load_profile(store, None, None)
+    profile = resolve_profile(settings, store.format_name)
     decay = model(
         args.model or profile.decay_model or "longterm", None if args.model else profile.decay_rate
     )
@@ -333,7 +322,7 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
         "--config",
         dest="profile_config",
         metavar="FILE",
-        help="TOML with [profiles.NAME] overrides",
+        help="the config file (same as the global --config; [profiles.NAME] overrides)",
     )
     p.add_argument("--now", metavar="ISO8601", help="plan as of this time")
     p.add_argument("--out", metavar="FILE", help="also write the plan (JSON) here")

@@ -1,18 +1,34 @@
-"""User settings: one typed model read from a TOML file (see `memtui locate`)."""
+"""User settings: one typed model of the config file (`memtui locate` shows where it is),
+loaded and checked once. Every problem is one line naming the file, the key and what is wrong.
+
+`save_setting` changes one value through tomlkit, so the user's comments and layout stay as
+they were, and replaces the file atomically.
+"""
 
 from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from memtui import locations
+from memtui.engine.profiles import (
+    PROFILE_NAMES,
+    PROFILES,
+    Profile,
+    apply_overrides,
+    describe,
+    get_profile,
+    profile_for_format,
+)
+from memtui.errors import MemtuiError
+from memtui.stores.backups import DEFAULT_KEEP
 
 if TYPE_CHECKING:
     from memtui.llm import LlmSettings
-
-from memtui.errors import MemtuiError
-from memtui.stores.backups import DEFAULT_KEEP
 
 
 @dataclass(slots=True)
@@ -28,100 +44,149 @@ class Settings:
     llm: dict[str, Any] = field(default_factory=dict)
     """`[llm]`: url, model, api_key_env (the *name* of the variable holding the key),
     concurrency, timeout, max_retries, merge_max_chars. See `llm_settings`."""
+    profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """`[profiles.NAME]`: profile parameters to change, e.g. `merge_threshold = 0.5` (see
+    `memtui.engine.profiles.Profile`); `resolve_profile` applies them."""
     path: Path | None = None
     """The file these settings came from (and where the TUI saves the theme)."""
 
 
-def load_settings(path: Path) -> Settings:
-    """Settings from `path`; defaults when it does not exist; a MemtuiError when it is bad."""
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return Settings(path=path)
-    except (OSError, UnicodeDecodeError) as e:
-        raise MemtuiError(f"config file {path}: cannot read it ({e})") from None
-    except tomllib.TOMLDecodeError as e:
-        raise MemtuiError(f"config file {path}: not valid TOML ({e})") from None
-    settings = Settings(path=path)
-    store = _table(raw, "store", path)
-    ui = _table(raw, "ui", path)
-    backups = store.get("backups", settings.keep_backups)
-    if not isinstance(backups, int) or isinstance(backups, bool) or backups < 1:
-        raise MemtuiError(f"config file {path}: [store] backups must be a whole number ≥ 1")
-    settings.keep_backups = backups
-    settings.default_store = _opt_str(store, "default", path, "store")
-    settings.theme = _opt_str(ui, "theme", path, "ui") or settings.theme
-    keymap = _table(raw, "keymap", path)
-    for key, value in keymap.items():
-        if not isinstance(value, str):
-            raise MemtuiError(f"config file {path}: [keymap] {key} must be a string of keys")
-    settings.keymap = dict(keymap)
-    settings.llm = _table(raw, "llm", path)
-    if "api_key" in settings.llm:
-        raise MemtuiError(
-            f"config file {path}: [llm] api_key is not read: put the key in an environment "
-            "variable and name it with api_key_env"
-        )
-    return settings
+# -- loading ----------------------------------------------------------------------------------
 
-
-def _table(raw: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
-    value = raw.get(name, {})
-    if not isinstance(value, dict):
-        raise MemtuiError(f"config file {path}: [{name}] must be a table")
-    return value
-
-
-def _opt_str(table: dict[str, Any], key: str, path: Path, name: str) -> str | None:
-    value = table.get(key)
-    if value is not None and not isinstance(value, str):
-        raise MemtuiError(f"config file {path}: [{name}] {key} must be a string")
-    return value
-
-
-def save_setting(path: Path, table: str, key: str, value: str) -> None:
-    """Set `[table] key = "value"` in the config file, leaving every other line (comments
-    included) as it is."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        lines = []
-    entry = f"{key} = {_toml_string(value)}"
-    header = f"[{table}]"
-    start = next((n for n, line in enumerate(lines) if line.strip() == header), None)
-    if start is None:
-        if lines and lines[-1].strip():
-            lines.append("")
-        lines += [header, entry]
-    else:
-        end = next(
-            (n for n in range(start + 1, len(lines)) if lines[n].strip().startswith("[")),
-            len(lines),
-        )
-        for n in range(start + 1, end):
-            if lines[n].split("=", 1)[0].strip() == key:
-                lines[n] = entry
-                break
-        else:
-            lines.insert(start + 1, entry)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-def _toml_string(value: str) -> str:
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
-
-
-_LLM_TYPES: dict[str, type | tuple[type, ...]] = {
+_TABLES = ("store", "ui", "keymap", "llm", "profiles")
+_LLM_TYPES: dict[str, type] = {
     "url": str,
     "model": str,
     "api_key_env": str,
     "concurrency": int,
-    "timeout": (int, float),
+    "timeout": float,
     "max_retries": int,
     "merge_max_chars": int,
 }
+_LLM_LEAST: dict[str, float] = {"concurrency": 1, "max_retries": 0, "merge_max_chars": 1}
+_EXPECTED = {str: "a string", int: "a whole number", float: "a number"}
+
+
+def settings_file(flag: str | None = None) -> Path:
+    """The config file every command and the TUI read: `--config`, else `$MEMTUI_CONFIG`,
+    else the user's config folder."""
+    return locations.config_file(flag)
+
+
+def load_user_settings(flag: str | None = None) -> Settings:
+    """The settings from `settings_file(flag)`; a file named with `--config` must exist."""
+    return load_settings(settings_file(flag), must_exist=flag is not None)
+
+
+def load_settings(path: Path, *, must_exist: bool = False) -> Settings:
+    """Settings from `path`; defaults when it does not exist (unless `must_exist`); a one-line
+    MemtuiError when it is unreadable, not TOML, or has a setting of the wrong kind."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        if must_exist:
+            raise MemtuiError(f"{path}: no such config file") from None
+        return Settings(path=path)
+    except (OSError, UnicodeDecodeError) as e:
+        raise MemtuiError(f"{path}: cannot read the config file ({e})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise MemtuiError(f"{path}: not valid TOML ({e})") from None
+    for key, value in raw.items():
+        if key not in _TABLES:
+            raise MemtuiError(
+                f"{path}: {key}: not a memtui setting (the tables are "
+                "[store], [ui], [keymap], [llm] and [profiles.NAME])"
+            )
+        if not isinstance(value, dict):
+            raise MemtuiError(f"{path}: [{key}]: expected a table, got {describe(value)}")
+    settings = Settings(path=path)
+    store = _Table(path, "store", raw.get("store", {}), ("backups", "default"))
+    settings.keep_backups = store.get("backups", int, settings.keep_backups, at_least=1)
+    settings.default_store = store.get("default", str, None)
+    ui = _Table(path, "ui", raw.get("ui", {}), ("theme",))
+    settings.theme = ui.get("theme", str, settings.theme)
+    keymap = _Table(path, "keymap", raw.get("keymap", {}), None)
+    settings.keymap = {key: keymap.get(key, str, "") for key in keymap.values}
+    settings.llm = _llm(path, raw.get("llm", {}))
+    settings.profiles = _profiles(path, raw.get("profiles", {}))
+    return settings
+
+
+@dataclass(slots=True)
+class _Table:
+    path: Path
+    name: str
+    values: dict[str, Any]
+    known: tuple[str, ...] | None
+    """The keys this table may hold (None: any)."""
+
+    def __post_init__(self) -> None:
+        for key in self.values:
+            if self.known is not None and key not in self.known:
+                self.fail(key, f"no such setting (use {', '.join(self.known)})")
+
+    def fail(self, key: str, problem: str) -> NoReturn:
+        raise MemtuiError(f"{self.path}: [{self.name}] {key}: {problem}")
+
+    def get(self, key: str, kind: type, default: Any, *, at_least: float | None = None) -> Any:
+        if key not in self.values:
+            return default
+        value = self.values[key]
+        number = kind in (int, float) and isinstance(value, int | float)
+        if isinstance(value, bool) or not (isinstance(value, kind) or (kind is float and number)):
+            self.fail(key, f"expected {_EXPECTED[kind]}, got {describe(value)}")
+        if at_least is not None and value < at_least:
+            self.fail(key, f"must be at least {at_least:g}, got {value:g}")
+        return float(value) if kind is float else value
+
+
+def _llm(path: Path, values: dict[str, Any]) -> dict[str, Any]:
+    if "api_key" in values:
+        raise MemtuiError(
+            f"{path}: [llm] api_key: not read: put the key in an environment variable and name "
+            "it with api_key_env"
+        )
+    table = _Table(path, "llm", values, tuple(_LLM_TYPES))
+    out = {
+        key: table.get(key, kind, None, at_least=_LLM_LEAST.get(key))
+        for key, kind in _LLM_TYPES.items()
+        if key in values
+    }
+    if out.get("timeout", 1) <= 0:
+        table.fail("timeout", f"must be above 0 seconds, got {out['timeout']:g}")
+    return out
+
+
+def _profiles(path: Path, values: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for name, overrides in values.items():
+        if name not in PROFILES:
+            raise MemtuiError(
+                f"{path}: [profiles.{name}]: no such profile (use {', '.join(PROFILE_NAMES)})"
+            )
+        if not isinstance(overrides, dict):
+            raise MemtuiError(
+                f"{path}: [profiles] {name}: expected a table, got {describe(overrides)}"
+            )
+        apply_overrides(PROFILES[name], overrides, path)  # every problem shows now, not later
+        out[name] = dict(overrides)
+    return out
+
+
+# -- what the settings decide -----------------------------------------------------------------
+
+
+def resolve_profile(settings: Settings, format_name: str, name: str | None = None) -> Profile:
+    """The profile every front end plans with: `name`, else the store format's own, with the
+    settings' `[profiles.NAME]` overrides applied."""
+    chosen = name or profile_for_format(format_name)
+    profile = get_profile(chosen)
+    overrides = settings.profiles.get(chosen)
+    if not overrides:
+        return profile
+    return apply_overrides(profile, overrides, settings.path or "settings")
+
+
 _LLM_ENV = {
     "url": "MEMTUI_LLM_URL",
     "model": "MEMTUI_LLM_MODEL",
@@ -134,14 +199,7 @@ def llm_settings(settings: Settings, **flags: Any) -> LlmSettings:
     """The model API to use: flags over `MEMTUI_LLM_*` variables over the config's `[llm]`."""
     from memtui.llm import LlmSettings  # httpx only when a model is used
 
-    values: dict[str, Any] = {}
-    for key, value in settings.llm.items():
-        expected = _LLM_TYPES.get(key)
-        if expected is None:
-            raise MemtuiError(f"config file {settings.path}: [llm] has no setting {key!r}")
-        if isinstance(value, bool) or not isinstance(value, expected):
-            raise MemtuiError(f"config file {settings.path}: [llm] {key} has the wrong type")
-        values[key] = value
+    values: dict[str, Any] = dict(settings.llm)
     for key, variable in _LLM_ENV.items():
         if os.environ.get(variable):
             raw = os.environ[variable]
@@ -160,3 +218,37 @@ def llm_settings(settings: Settings, **flags: Any) -> LlmSettings:
     if values.get("concurrency", 1) < 1:
         raise MemtuiError("the LLM concurrency must be at least 1")
     return LlmSettings(**values)
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+
+def save_setting(path: Path, table: str, key: str, value: str) -> None:
+    """Set `[table] key = "value"` in the config file. Everything else in the file (comments,
+    blank lines, a commented `[table]  # …` header, dotted `table.key = …` keys) stays byte for
+    byte; the file is replaced atomically (a symlinked config keeps its link)."""
+    import tomlkit  # keeps comments and layout on a round trip, which tomllib cannot
+    from tomlkit.exceptions import TOMLKitError
+
+    from memtui.stores.files import atomic_write
+
+    target = path.resolve() if path.is_symlink() else path
+    try:
+        text = target.read_bytes().decode("utf-8")  # not read_text: it would turn CRLF into LF
+    except FileNotFoundError:
+        text = ""
+    except (OSError, UnicodeDecodeError) as e:
+        raise MemtuiError(f"{path}: cannot read the config file ({e})") from None
+    try:
+        document = tomlkit.parse(text)
+    except TOMLKitError as e:
+        raise MemtuiError(f"{path}: not valid TOML ({e}); {table}.{key} not saved") from None
+    section = document.get(table)
+    if section is None:
+        section = tomlkit.table()
+        document.add(table, section)
+    elif not isinstance(section, MutableMapping):
+        raise MemtuiError(f"{path}: [{table}]: expected a table, got {describe(section)}")
+    section[key] = value
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, tomlkit.dumps(document).encode("utf-8"))

@@ -1,4 +1,5 @@
-"""Where memtui keeps its files (platformdirs); `MEMTUI_CONFIG` and `MEMTUI_DATA` override."""
+"""Where memtui keeps its files (platformdirs); `--config`, `MEMTUI_CONFIG` and `MEMTUI_DATA`
+override."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from platformdirs import user_config_path, user_data_path
 APP = "memtui"
 
 
-def config_file() -> Path:
-    override = os.environ.get("MEMTUI_CONFIG")
+def config_file(flag: str | os.PathLike[str] | None = None) -> Path:
+    """The config file: the `--config` flag, else `$MEMTUI_CONFIG`, else the user's folder."""
+    override = flag or os.environ.get("MEMTUI_CONFIG")
     if override:
         return Path(override).expanduser()
     return user_config_path(APP) / "config.toml"

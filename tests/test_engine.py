@@ -391,16 +391,3 @@ def test_stale_or_foreign_plans_are_refused(fixture_copy: Callable[[str], Path])
     with pytest.raises(MemtuiError, match="changed since"):
         curate.apply_plan(open_store(path), plan, None, now=NOW)
     assert path.read_bytes() == data
-
-
-def test_profile_overrides_from_toml(tmp_path: Path) -> None:
-    config = tmp_path / "c.toml"
-    config.write_text("[profiles.pi]\nmerge_threshold = 0.5\ncluster_max = 4\n")
-    profile = get_profile("pi", config)
-    assert profile.merge_threshold == 0.5 and profile.cluster_max == 4
-    config.write_text("[profiles.pi]\nmerge_treshold = 0.5\n")
-    with pytest.raises(MemtuiError, match="no parameter 'merge_treshold'"):
-        get_profile("pi", config)
-    config.write_text("[profiles.pi]\ncluster_max = 'many'\n")
-    with pytest.raises(MemtuiError, match="cluster_max"):
-        get_profile("pi", config)

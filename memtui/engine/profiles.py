@@ -12,10 +12,14 @@ instead of delete. Any parameter can be overridden from a TOML file:
 from __future__ import annotations
 
 import dataclasses
-import tomllib
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from memtui.errors import MemtuiError
 
@@ -175,59 +179,197 @@ def profile_for_format(format_name: str) -> str:
     return DEFAULT_FOR_FORMAT.get(format_name, "default")
 
 
-def get_profile(name: str, overrides_file: Path | None = None) -> Profile:
+def get_profile(name: str) -> Profile:
+    """A built-in profile; `memtui.config.resolve_profile` adds the user's overrides."""
     if name not in PROFILES:
         raise MemtuiError(f"unknown profile {name!r} (use {', '.join(PROFILE_NAMES)})")
-    profile = PROFILES[name]
-    if overrides_file is None:
-        return profile
-    return apply_overrides(profile, _read_overrides(overrides_file).get(name, {}), overrides_file)
+    return PROFILES[name]
 
 
-def _read_overrides(path: Path) -> dict[str, dict[str, Any]]:
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise MemtuiError(f"config file {path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise MemtuiError(f"config file {path}: cannot read it ({e})") from None
-    except tomllib.TOMLDecodeError as e:
-        raise MemtuiError(f"config file {path}: not valid TOML ({e})") from None
-    profiles = raw.get("profiles", {})
-    if not isinstance(profiles, dict) or not all(isinstance(v, dict) for v in profiles.values()):
-        raise MemtuiError(f"config file {path}: [profiles.NAME] must be tables")
-    return profiles
+# -- overrides ([profiles.NAME] in the config file) -------------------------------------------
+
+_FIXED = ("name", "description", "extra")
 
 
-def apply_overrides(profile: Profile, values: dict[str, Any], source: Path | str) -> Profile:
-    fields = {f.name: f for f in dataclasses.fields(Profile)}
+def _between(low: float, high: float, *, above: bool = False) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        if (value > low if above else value >= low) and value <= high:
+            return None
+        side = "above" if above else "at least"
+        return f"must be {side} {low:g} and at most {high:g}, got {value:g}"
+
+    return check
+
+
+def _at_least(low: int) -> Callable[[Any], str | None]:
+    return lambda value: None if value >= low else f"must be at least {low}, got {value}"
+
+
+def _one_of(choices: Sequence[str]) -> Callable[[Any], str | None]:
+    return lambda value: (
+        None if value in choices else f"must be one of {', '.join(choices)}; got {value!r}"
+    )
+
+
+def _limits() -> dict[str, Callable[[Any], str | None]]:
+    """What each overridable parameter may be, beyond its type."""
+    from memtui.engine.decay import MODELS
+    from memtui.engine.merging import RULES
+    from memtui.engine.similarity import METHODS
+
+    score = _between(0, 1, above=True)  # a similarity line the candidate search starts from
+    share = _between(0, 1)
+    return {
+        "method": _one_of(METHODS),
+        "decay_model": _one_of(MODELS),
+        "merge_rule": _one_of(RULES),
+        "absorb_into": _one_of(("older", "important")),
+        "expire_kind": _one_of(("expire", "archive", "deprecate")),
+        **dict.fromkeys(
+            (
+                "absorb_threshold",
+                "merge_threshold",
+                "merge_below",
+                "conflict_low",
+                "conflict_high",
+                "thesearch_merge_score",
+                "insight_threshold",
+                "decay_rate",
+            ),
+            score,
+        ),
+        **dict.fromkeys(
+            (
+                "min_importance",
+                "decay_min_change",
+                "absorb_boost",
+                "expire_below",
+                "archive_line",
+                "promote_weight",
+                "deprecate_weight",
+            ),
+            share,
+        ),
+        "thesearch_title_weight": lambda v: (
+            None if 0 <= v < 1 else f"must be at least 0 and below 1, got {v:g}"
+        ),
+        "cluster_min": _at_least(2),
+        "cluster_max": _at_least(2),
+        **dict.fromkeys(
+            (
+                "max_paths",
+                "conflicts_per_entry",
+                "promote_evidence",
+                "promote_evidence_with_weight",
+            ),
+            _at_least(1),
+        ),
+        **dict.fromkeys(("max_tags", "protect_top"), _at_least(0)),
+        **dict.fromkeys(("expire_after_days", "promote_after_hours"), _between(0, math.inf)),
+    }
+
+
+def _together(profile: Profile) -> tuple[str, str] | None:
+    """A parameter that does not fit the others, and why."""
+    if profile.cluster_min > profile.cluster_max:
+        return "cluster_min", f"must be at most cluster_max ({profile.cluster_max})"
+    low, high = profile.conflict_low, profile.conflict_high
+    if low is not None and high is not None and low > high:
+        return "conflict_low", f"must be at most conflict_high ({high:g})"
+    if profile.thesearch_merge_score <= profile.thesearch_title_weight:
+        # the title part alone reaches the line: every pair would qualify
+        return (
+            "thesearch_merge_score",
+            f"must be above thesearch_title_weight ({profile.thesearch_title_weight:g}), "
+            f"got {profile.thesearch_merge_score:g}",
+        )
+    return None
+
+
+def describe(value: object) -> str:
+    """A TOML value as a person reads it in an error message."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:39] + "…"
+        return f"the string {json.dumps(shown, ensure_ascii=False)}"
+    if isinstance(value, int | float):
+        return f"the number {value:g}" if isinstance(value, float) else f"the number {value}"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    return f"a {type(value).__name__}"
+
+
+def _typed(hint: Any, value: object) -> tuple[Any, str | None]:
+    """`value` as the annotation `hint` wants it, or (None, what was expected instead)."""
+    origin = get_origin(hint)
+    if origin in (Union, UnionType):
+        options = [a for a in get_args(hint) if a is not type(None)]  # TOML has no null
+        return _typed(options[0], value) if len(options) == 1 else (value, None)
+    if origin is Literal:
+        choices = get_args(hint)
+        return (value, None) if value in choices else (None, _choices(choices))
+    if origin is tuple:
+        item = get_args(hint)[0]
+        converted = [_typed(item, v) for v in value] if isinstance(value, list) else None
+        if converted is not None and all(problem is None for _, problem in converted):
+            return tuple(v for v, _ in converted), None
+        return None, f"a list of {_PLURAL.get(item, item)}"
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        values = [m.value for m in hint]
+        return (hint(value), None) if value in values else (None, _choices(values))
+    if hint is bool or isinstance(value, bool):
+        return (
+            (value, None) if hint is bool and isinstance(value, bool) else (None, _expected(hint))
+        )
+    if hint is int and isinstance(value, int):
+        return value, None
+    if hint is float and isinstance(value, int | float):
+        return float(value), None
+    if hint is str and isinstance(value, str):
+        return value, None
+    return None, _expected(hint)
+
+
+_EXPECTED: dict[Any, str] = {
+    bool: "true or false",
+    int: "a whole number",
+    float: "a number",
+    str: "a string",
+}
+_PLURAL: dict[Any, str] = {int: "whole numbers", float: "numbers", str: "strings"}
+
+
+def _expected(hint: Any) -> str:
+    return _EXPECTED.get(hint, str(hint))
+
+
+def _choices(values: Sequence[object]) -> str:
+    return "one of " + ", ".join(str(v) for v in values)
+
+
+def apply_overrides(profile: Profile, values: Mapping[str, object], source: Path | str) -> Profile:
+    """`profile` with `values` (a `[profiles.NAME]` table) set, each checked against its
+    field's type and range; a one-line MemtuiError names `source`, the table and the key."""
+    where = f"{source}: [profiles.{profile.name}]"
+    hints = get_type_hints(Profile)
+    limits = _limits()
     changes: dict[str, Any] = {}
     for key, value in values.items():
-        if key in ("name", "extra") or key not in fields:
-            raise MemtuiError(f"{source}: [profiles.{profile.name}] has no parameter {key!r}")
-        current = getattr(profile, key)
-        expected = type(current) if current is not None else None
-        if isinstance(current, tuple):
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise MemtuiError(
-                    f"{source}: [profiles.{profile.name}] {key} must be a list of strings"
-                )
-            value = tuple(value)
-        elif isinstance(current, bool) or expected is bool:
-            if not isinstance(value, bool):
-                raise MemtuiError(
-                    f"{source}: [profiles.{profile.name}] {key} must be true or false"
-                )
-        elif isinstance(current, int | float) or current is None:
-            if isinstance(value, bool) or not isinstance(value, int | float | str):
-                raise MemtuiError(f"{source}: [profiles.{profile.name}] {key} has the wrong type")
-            if isinstance(current, int) and not isinstance(value, int):
-                raise MemtuiError(
-                    f"{source}: [profiles.{profile.name}] {key} must be a whole number"
-                )
-        elif not isinstance(value, type(current)):
-            raise MemtuiError(
-                f"{source}: [profiles.{profile.name}] {key} must be a {type(current).__name__}"
-            )
-        changes[key] = value
-    return dataclasses.replace(profile, **changes)
+        if key in _FIXED or key not in hints:
+            raise MemtuiError(f"{where} has no parameter {key!r}")
+        typed, expected = _typed(hints[key], value)
+        if expected is not None:
+            raise MemtuiError(f"{where} {key}: expected {expected}, got {describe(value)}")
+        check = limits.get(key)
+        problem = check(typed) if check is not None else None
+        if problem is not None:
+            raise MemtuiError(f"{where} {key}: {problem}")
+        changes[key] = typed
+    changed = dataclasses.replace(profile, **changes)
+    clash = _together(changed)
+    if clash is not None:
+        raise MemtuiError(f"{where} {clash[0]}: {clash[1]}")
+    return changed

@@ -465,7 +465,7 @@ class MemtuiApp(App[None]):
     def action_plan(self) -> None:
         store = self._needs_store()
         if store is not None:
-            self.push_screen(PlanScreen(store, self.llm_settings()))
+            self.push_screen(PlanScreen(store, self.llm_settings(), settings=self.settings))
 
     def llm_settings(self) -> LlmSettings | None:
         """The configured model API, if any (the plan screen offers it)."""
@@ -477,13 +477,18 @@ class MemtuiApp(App[None]):
     def action_clusters(self) -> None:
         store = self._needs_store()
         if store is not None:
-            self.push_screen(ClustersScreen(store))
+            self.push_screen(ClustersScreen(store, settings=self.settings))
 
     def action_decay(self) -> None:
         store = self._needs_store()
         if store is not None:
             self.push_screen(
-                DecayScreen(store, self.home.query_one(MemoryTable).current, self.now())
+                DecayScreen(
+                    store,
+                    self.home.query_one(MemoryTable).current,
+                    self.now(),
+                    settings=self.settings,
+                )
             )
 
     def action_history(self) -> None:
@@ -595,7 +600,7 @@ class MemtuiApp(App[None]):
         if self.config_path is not None:
             try:
                 save_setting(self.config_path, "ui", "theme", self.theme)
-            except OSError as e:
+            except (OSError, MemtuiError) as e:
                 self.notify(f"Could not save the theme: {e}", severity="warning")
 
     # -- palette and status -------------------------------------------------------------------

@@ -20,9 +20,9 @@ from textual.widgets import Footer, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from memtui.config import Settings, resolve_profile
 from memtui.engine.candidates import Pair, candidate_pairs
 from memtui.engine.clusters import components
-from memtui.engine.profiles import get_profile, profile_for_format
 from memtui.engine.similarity import METHODS
 from memtui.model import Memory, Status
 from memtui.stores import Store
@@ -84,10 +84,10 @@ class ClustersScreen(Screen[None]):
     ClustersScreen #members { width: 3fr; border-left: solid $panel; padding: 0 1; }
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, settings: Settings) -> None:
         super().__init__()
         self.store = store
-        profile = get_profile(profile_for_format(store.format_name))
+        profile = resolve_profile(settings, store.format_name)
         self.method = profile.method
         self.threshold = round(profile.merge_threshold or 0.8, 2)
         self.result: ClusterResult | None = None

@@ -19,8 +19,9 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from memtui.config import Settings, resolve_profile
 from memtui.engine.decay import MODELS, DecayModel, model
-from memtui.engine.profiles import Profile, get_profile, profile_for_format
+from memtui.engine.profiles import Profile
 from memtui.model import Memory, Status
 from memtui.stores import Store
 from memtui.textsafe import one_line
@@ -146,12 +147,14 @@ class DecayScreen(Screen[None]):
     DecayScreen #going { width: 3fr; border-left: solid $panel; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, memory: Memory | None, now: datetime) -> None:
+    def __init__(
+        self, store: Store, memory: Memory | None, now: datetime, *, settings: Settings
+    ) -> None:
         super().__init__()
         self.store = store
         self.memory = memory
         self.now = now
-        self.profile = get_profile(profile_for_format(store.format_name))
+        self.profile = resolve_profile(settings, store.format_name)
         self.horizon = 30
 
     def compose(self) -> ComposeResult:

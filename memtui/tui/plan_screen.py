@@ -31,10 +31,11 @@ from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
 from memtui import curate
+from memtui.config import Settings, resolve_profile
 from memtui.curate import plan_summary, read_plan, write_plan
 from memtui.engine.plan import KINDS, Action, Plan, closure
 from memtui.engine.planner import Cancelled, make_plan
-from memtui.engine.profiles import PROFILE_NAMES, Profile, get_profile, profile_for_format
+from memtui.engine.profiles import PROFILE_NAMES, Profile, profile_for_format
 from memtui.errors import MemtuiError
 from memtui.stores import Store
 from memtui.textsafe import one_line
@@ -186,9 +187,10 @@ class PlanScreen(Screen[None]):
     PlanScreen #action-detail { width: 2fr; border-left: solid $panel; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, llm: LlmSettings | None = None) -> None:
+    def __init__(self, store: Store, llm: LlmSettings | None = None, *, settings: Settings) -> None:
         super().__init__()
         self.store = store
+        self.settings = settings
         self.llm = llm
         self.plan: Plan | None = None
         self.approved: set[str] = set()
@@ -256,7 +258,7 @@ class PlanScreen(Screen[None]):
     def compute(self, profile_name: str, use_llm: bool = False) -> None:
         worker = get_current_worker()
         try:
-            profile = get_profile(profile_name)
+            profile = resolve_profile(self.settings, self.store.format_name, profile_name)
             last_run = next((tx.at for tx in self.store.history() if tx.kind == "plan"), None)
             plan = make_plan(
                 self.store.memories(),
