@@ -11,27 +11,15 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
 from memtui import __version__, cli_curate, locations
-from memtui.cli_common import emit_json, now_utc, open_cli_store
-from memtui.config import Settings, load_user_settings
-from memtui.demo import DEFAULT_SIZE, make_demo_memories
+from memtui.cli_common import emit_json
 from memtui.errors import MemtuiError
+from memtui.gcpause import gc_paused
 from memtui.model import STATUS_SYMBOL, Status
-from memtui.stores import (
-    EXPORT_FORMATS,
-    Actor,
-    Change,
-    Store,
-    create_native_store,
-    export_store,
-)
-from memtui.stores.backups import BackupShelf
-from memtui.stores.files import read_bytes
-from memtui.stores.pi_format import PI_CONTENT_CAP
+from memtui.service import DEFAULT_DEMO_SIZE, DEMO_MAX_SIZE, EXPORT_FORMATS, EntryEdit, Service
 from memtui.textsafe import literal, one_line
 from memtui.times import format_iso
 from memtui.views import (
@@ -62,51 +50,19 @@ class _Parser(argparse.ArgumentParser):
 # -- commands ---------------------------------------------------------------------------------
 
 
-def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
-    path = Path(args.out).expanduser() if args.out else locations.demo_store()
-    now = now_utc()
-    regenerate = args.fresh or args.size is not None or args.seed is not None or not path.exists()
-    if regenerate:
-        _replace_demo(
-            path, args.size or DEFAULT_SIZE, 7 if args.seed is None else args.seed, now, settings
-        )
-    store = Store.open(path, settings.keep_backups)
-    print(f"demo store: {path} ({len(store)} entries, native format)")
+def cmd_demo(args: argparse.Namespace, svc: Service) -> int:
+    if args.size is not None and not 1 <= args.size <= DEMO_MAX_SIZE:
+        raise UsageError(f"--size must be between 1 and {DEMO_MAX_SIZE}")
+    path = Path(args.out).expanduser() if args.out else None
+    store = svc.demo(path, size=args.size, seed=args.seed, fresh=args.fresh)
+    print(f"demo store: {store.path} ({len(store)} entries, native format)")
     if args.no_tui:
         return 0
-    return _run_tui(str(path), settings)
+    return _run_tui(str(store.path), svc)
 
 
-def _replace_demo(path: Path, size: int, seed: int, now: datetime, settings: Settings) -> None:
-    if size < 1 or size > 2_000_000:
-        raise UsageError("--size must be between 1 and 2000000")
-    if path.exists():
-        old = Store.open(path, settings.keep_backups)
-        meta = old.document().header.get("meta", {})
-        if old.format_name != "native" or not meta.get("demo"):
-            raise MemtuiError(
-                f"{path}: exists and is not a memtui demo store; choose another --out"
-            )
-        # the old demo (and any changes made to it) stays in its backups
-        BackupShelf(old.sidecar / "backups", path.suffix or ".json", settings.keep_backups).add(
-            read_bytes(path), now, 0
-        )
-        path.unlink()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    memories = make_demo_memories(size, seed, now)
-    create_native_store(
-        path,
-        memories,
-        now=now,
-        kind="demo",
-        reason=f"demo store: {size} generated entries (seed {seed})",
-        meta={"demo": True, "seed": seed},
-        keep_backups=settings.keep_backups,
-    )
-
-
-def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
-    stats = store_stats(open_cli_store(args.store, settings))
+def cmd_stats(args: argparse.Namespace, svc: Service) -> int:
+    stats = store_stats(svc.open(args.store))
     if args.json:
         emit_json(stats)
         return 0
@@ -127,8 +83,8 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_cli_store(args.store, settings)
+def cmd_list(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
     if args.limit is not None and args.limit < 0:
         raise UsageError("--limit must be 0 or more")
     chosen = select(
@@ -143,7 +99,7 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         emit_json([memory_record(m) for m in chosen])
         return 0
-    now = now_utc()
+    now = svc.now()
     width = shutil.get_terminal_size((120, 24)).columns
     id_width = max((len(m.id) for m in chosen), default=2)
     for m in chosen:
@@ -158,8 +114,8 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_cli_store(args.store, settings)
+def cmd_show(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
     memory = store.find(args.id)
     touching = [tx for tx in store.transactions() if args.id in tx.memory_ids]
     if memory is None:
@@ -193,54 +149,39 @@ def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_edit(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_cli_store(args.store, settings)
-    before = store.get(args.id)
-    changes: dict[str, Any] = {}
-    if args.content is not None:
-        if not args.content.strip():
-            raise MemtuiError("--content must not be empty")
-        if store.format_name == "pi" and len(args.content) > PI_CONTENT_CAP:
-            raise MemtuiError(
-                f"--content is {len(args.content)} characters; pi stores cap content at "
-                f"{PI_CONTENT_CAP}"
-            )
-        changes["content"] = args.content
-    if args.importance is not None:
-        if not 0.0 <= args.importance <= 1.0:
-            raise MemtuiError(f"--importance must be between 0 and 1, got {args.importance}")
-        changes["importance"] = args.importance
-    if args.tags is not None:
-        changes["tags"] = tuple(t.strip() for t in args.tags.split(",") if t.strip())
+def cmd_edit(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    status = None
     if args.status is not None:
         statuses = parse_statuses(args.status)
         if statuses is None or len(statuses) != 1:
             raise MemtuiError("--status takes one status")
-        changes["status"] = next(iter(statuses))
-    if not any(getattr(before, k) != v for k, v in changes.items()):
-        print(f"{before.id}: nothing to change", file=sys.stderr)
+        status = next(iter(statuses))
+    tags = None
+    if args.tags is not None:
+        tags = tuple(t.strip() for t in args.tags.split(",") if t.strip())
+    if args.importance is not None and not 0.0 <= args.importance <= 1.0:
+        raise MemtuiError(f"--importance must be between 0 and 1, got {args.importance}")
+    if args.content is not None and not args.content.strip():
+        raise MemtuiError("--content must not be empty")
+    edit = EntryEdit(args.content, args.importance, tags, status)
+    tx = svc.edit(store, args.id, edit, args.reason)
+    if tx is None:
+        print(f"{args.id}: nothing to change", file=sys.stderr)
         return 0
-    now = now_utc()
-    after = before.with_(**changes, updated_at=now)
-    if before.version is not None:
-        after = after.with_(version=before.version + 1)
-    reason = args.reason or "edited by hand: " + ", ".join(sorted(changes))
-    tx = store.commit(
-        [Change(before, after)], actor=Actor.USER, kind="edit", reason=reason, now=now
-    )
     if args.json:
         emit_json(transaction_detail(tx))
         return 0
     note = ""
-    if store.format_name == "pi" and after.status is not Status.ACTIVE:
+    if store.format_name == "pi" and status is not None and status is not Status.ACTIVE:
         note = " (pi keeps only active entries: it left the file; the ledger keeps it)"
-    print(f"edited {one_line(before.id)} in transaction {tx.id}{note}")
+    print(f"edited {one_line(args.id)} in transaction {tx.id}{note}")
     print(f"undo with: memtui undo {args.store} {tx.id}")
     return 0
 
 
-def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_cli_store(args.store, settings)
+def cmd_history(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
     undone = store.undone()
     history = store.history()
     if args.limit is not None:
@@ -264,9 +205,9 @@ def _tx_line(tx: Any, undone_by: int | None) -> str:
     )
 
 
-def cmd_undo(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_cli_store(args.store, settings)
-    tx = store.undo(args.tx, now=now_utc(), actor=Actor.USER)
+def cmd_undo(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    tx = svc.undo(store, args.tx)
     if args.json:
         emit_json(transaction_detail(tx))
         return 0
@@ -277,9 +218,9 @@ def cmd_undo(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_backups(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_cli_store(args.store, settings)
-    backups = store.backups()
+def cmd_backups(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    backups = svc.backups(store)
     if args.json:
         emit_json([backup_record(b) for b in backups])
         return 0
@@ -290,9 +231,9 @@ def cmd_backups(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_rollback(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_cli_store(args.store, settings)
-    tx = store.rollback(args.backup, now=now_utc(), actor=Actor.USER)
+def cmd_rollback(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    tx = svc.rollback(store, args.backup)
     if args.json:
         emit_json(transaction_detail(tx))
         return 0
@@ -304,25 +245,17 @@ def cmd_rollback(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
-    source = open_cli_store(args.src, settings)
+def cmd_import(args: argparse.Namespace, svc: Service) -> int:
+    source = svc.open(args.src)
     dest = Path(args.dest).expanduser()
-    store = create_native_store(
-        dest,
-        source.memories(),
-        now=now_utc(),
-        kind="import",
-        reason=f"imported {len(source)} entries from {source.path} ({source.format_name})",
-        meta={"imported_from": str(source.path), "source_format": source.format_name},
-        keep_backups=settings.keep_backups,
-    )
+    store = svc.import_store(source, dest)
     print(f"imported {len(store)} entries from {source.format_name} store into {dest} (native)")
     return 0
 
 
-def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_cli_store(args.store, settings)
-    report = export_store(store, Path(args.dest).expanduser(), args.format, now_utc())
+def cmd_export(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    report = svc.export(store, Path(args.dest).expanduser(), args.format)
     print(f"exported {report.written} entries to {report.path} ({report.format})")
     if report.dropped:
         print(
@@ -333,9 +266,9 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_locate(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_locate(args: argparse.Namespace, svc: Service) -> int:
     places = {
-        "config": str(settings.path or locations.config_file()),
+        "config": str(svc.settings.path or locations.config_file()),
         "data": str(locations.data_dir()),
         "demo_store": str(locations.demo_store()),
         "default_store": str(locations.default_native_store()),
@@ -352,7 +285,7 @@ def cmd_locate(args: argparse.Namespace, settings: Settings) -> int:
 # -- plumbing ---------------------------------------------------------------------------------
 
 
-def _run_tui(store: str | None, settings: Settings) -> int:
+def _run_tui(store: str | None, svc: Service) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         target = store or "STORE"
         print(
@@ -363,10 +296,10 @@ def _run_tui(store: str | None, settings: Settings) -> int:
         return 0 if store else 1
     from memtui.tui import run_app
 
-    return run_app(store, settings)
+    return run_app(store, svc)
 
 
-Command = Callable[[argparse.Namespace, Settings], int]
+Command = Callable[[argparse.Namespace, Service], int]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -396,7 +329,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("demo", cmd_demo, "write a realistic demo store and open it", json_flag=False)
     p.add_argument("--out", metavar="PATH", help="where to write it (default: see `memtui locate`)")
-    p.add_argument("--size", type=int, metavar="N", help=f"entries (default {DEFAULT_SIZE})")
+    p.add_argument("--size", type=int, metavar="N", help=f"entries (default {DEFAULT_DEMO_SIZE})")
     p.add_argument("--seed", type=int, metavar="S", help="random seed (default 7)")
     p.add_argument("--fresh", action="store_true", help="regenerate even if the demo store exists")
     p.add_argument("--no-tui", action="store_true", help="only write the store and print its path")
@@ -463,13 +396,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         tui = _tui_arguments(args_list, commands)
         if tui is not None:
             store, config_flag = tui
-            return _run_tui(store, load_user_settings(config_flag))
+            return _run_tui(store, Service.from_config(config_flag))
         args = parser.parse_args(args_list)
         # `plan --config FILE` (older spelling) means the same as `--config FILE plan`
-        settings = load_user_settings(getattr(args, "profile_config", None) or args.config)
+        svc = Service.from_config(getattr(args, "profile_config", None) or args.config)
         if args.command is None:
-            return _run_tui(None, settings)
-        return int(args.func(args, settings))
+            return _run_tui(None, svc)
+        with gc_paused():  # a short-lived command: no cyclic collections over its records
+            return int(args.func(args, svc))
     except UsageError as e:
         print(f"memtui: {e}", file=sys.stderr)
         return 2

@@ -1,37 +1,35 @@
 """The consolidation commands of `memtui`: sim, pairs, plan, apply, merge, supersede,
-restore, chain, decay. Thin: the engine computes, `memtui.curate` commits."""
+restore, chain, decay. Thin: parses arguments, calls the service, prints."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Callable
-from typing import Any
 
-from memtui import curate, locations
-from memtui.cli_common import emit_json, now_utc, open_cli_store
-from memtui.config import Settings, resolve_profile
-from memtui.curate import plan_summary, read_plan, write_plan
-from memtui.engine.candidates import candidate_pairs
-from memtui.engine.decay import MODELS, model
-from memtui.engine.plan import Plan
-from memtui.engine.planner import make_plan
-from memtui.engine.profiles import PROFILE_NAMES, Profile
-from memtui.engine.similarity import METHODS, text_similarity
+from memtui.cli_common import emit_json
 from memtui.errors import MemtuiError
 from memtui.model import Status
+from memtui.service import (
+    DECAY_MODELS,
+    METHODS,
+    PROFILE_NAMES,
+    LlmRequest,
+    Service,
+    parse_time,
+    plan_summary,
+)
 from memtui.textsafe import one_line
-from memtui.times import parse_iso
-from memtui.views import entries, shorten
+from memtui.views import entries, memory_record, shorten, transaction_record
 
 
 def _ids(text: str | None) -> list[str] | None:
     return [i.strip() for i in text.split(",") if i.strip()] if text else None
 
 
-def cmd_sim(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_sim(args: argparse.Namespace, svc: Service) -> int:
     methods = list(METHODS) if args.method == "all" else [args.method]
-    scores = {m: text_similarity(args.a, args.b, m) for m in methods}
+    scores = {m: svc.similarity(args.a, args.b, m) for m in methods}
     if args.json:
         emit_json({"a": args.a, "b": args.b, "scores": scores})
     elif len(scores) == 1:
@@ -42,21 +40,16 @@ def cmd_sim(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_pairs(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_cli_store(args.store, settings)
-    profile = resolve_profile(settings, store.format_name)
-    method = args.method or profile.method
-    threshold = args.threshold if args.threshold is not None else profile.merge_threshold or 0.8
-    active = [m for m in store.memories() if m.status is Status.ACTIVE]
-    pairs = candidate_pairs(active, method, threshold)
+def cmd_pairs(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    pairs, method, threshold = svc.pairs(store, args.method, args.threshold)
     if args.limit is not None:
         pairs = pairs[: args.limit]
     if args.json:
         emit_json([{"a": p.a, "b": p.b, "score": p.score} for p in pairs])
         return 0
-    by_id = {m.id: m for m in active}
     for p in pairs:
-        left, right = one_line(by_id[p.a].content), one_line(by_id[p.b].content)
+        left, right = one_line(store.get(p.a).content), one_line(store.get(p.b).content)
         print(
             f"{p.score:.3f}  {one_line(p.a)}  {one_line(p.b)}  "
             f"{shorten(left, 40)} | {shorten(right, 40)}"
@@ -65,24 +58,16 @@ def cmd_pairs(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_plan(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_cli_store(args.store, settings)
-    profile = resolve_profile(settings, store.format_name, args.profile)
-    now = _now_arg(args.now)
-    last_run = next((tx.at for tx in store.history() if tx.kind == "plan"), None)
-    plan = make_plan(
-        store.memories(),
-        profile,
-        now,
-        store=str(store.path),
-        store_format=store.format_name,
-        fingerprint=store.fingerprint,
-        last_run=last_run,
-    )
+def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    profile = svc.profile(store, args.profile)
+    now = parse_time(args.now, "--now") if args.now else None
+    plan = svc.plan(store, profile, now=now)
     if args.llm or args.llm_strategy:
-        plan = improve_with_llm(plan, store, profile, settings, args, now)
+        request = LlmRequest(_ids(args.llm_strategy) or (), args.llm_url, args.llm_model)
+        plan = svc.improve_plan(plan, store, profile, request)
     if args.out:
-        write_plan(plan, args.out)
+        svc.write_plan(plan, args.out)
     if args.json:
         emit_json(plan.to_dict())
         return 0
@@ -98,45 +83,10 @@ def cmd_plan(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def improve_with_llm(
-    plan: Plan,
-    store: Any,
-    profile: Profile,
-    settings: Settings,
-    args: argparse.Namespace,
-    now: Any,
-) -> Plan:
-    import asyncio
-
-    from memtui.config import llm_settings
-    from memtui.engine.llm_strategies import DEFAULT_STRATEGIES, improve_plan
-    from memtui.llm import LlmClient
-    from memtui.stores.llm_cache import FileCache
-
-    strategies = _ids(args.llm_strategy) or list(DEFAULT_STRATEGIES.get(profile.name, ("merge",)))
-    client = LlmClient(
-        llm_settings(settings, url=args.llm_url, model=args.llm_model),
-        FileCache(locations.data_dir() / "llm-cache"),
-    )
-    return asyncio.run(improve_plan(plan, store.memories(), profile, client, strategies, now))
-
-
-def _now_arg(text: str | None) -> Any:
-    if not text:
-        return now_utc()
-    try:
-        when = parse_iso(text)
-    except ValueError:
-        when = None
-    if when is None:
-        raise MemtuiError(f"--now {text!r} is not an ISO 8601 time")
-    return when
-
-
-def cmd_apply(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_cli_store(args.store, settings)
-    plan = read_plan(args.plan)
-    curate.check_plan_fits(store, plan)
+def cmd_apply(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    plan = svc.read_plan(args.plan)
+    svc.check_plan_fits(store, plan)
     approved = _ids(args.only) or plan.default_approved()
     skip = set(_ids(args.skip) or [])
     approved = [a for a in approved if a not in skip]
@@ -154,11 +104,9 @@ def cmd_apply(args: argparse.Namespace, settings: Settings) -> int:
             print("nothing applied", file=sys.stderr)
             return 1
     before = sum(1 for m in store.memories() if m.visible)
-    tx = curate.apply_plan(store, plan, approved, now=now_utc())
+    tx = svc.apply(store, plan, approved)
     after = sum(1 for m in store.memories() if m.visible)
     if args.json:
-        from memtui.views import transaction_record
-
         emit_json(transaction_record(tx))
         return 0
     print(
@@ -169,15 +117,11 @@ def cmd_apply(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_merge(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_cli_store(args.store, settings)
-    tx = curate.merge_by_hand(
-        store, args.ids, strategy=args.strategy, content=args.content, now=now_utc()
-    )
+def cmd_merge(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    tx = svc.merge(store, args.ids, strategy=args.strategy, content=args.content)
     merged = store.get(tx.details["merged"]) if store.find(tx.details["merged"]) else None
     if args.json:
-        from memtui.views import memory_record, transaction_record
-
         emit_json(
             {
                 "transaction": transaction_record(tx),
@@ -192,25 +136,25 @@ def cmd_merge(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_supersede(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_cli_store(args.store, settings)
-    tx = curate.supersede(store, args.old, args.new, reason=args.reason or "", now=now_utc())
+def cmd_supersede(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    tx = svc.supersede(store, args.old, args.new, args.reason or "")
     print(f"{args.new} now supersedes {args.old} (transaction {tx.id})")
     print(f"undo with: memtui undo {args.store} {tx.id}")
     return 0
 
 
-def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_cli_store(args.store, settings)
-    tx = curate.restore(store, args.id, now=now_utc())
+def cmd_restore(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    tx = svc.restore(store, args.id)
     print(f"{tx.reason} (transaction {tx.id})")
     print(f"undo with: memtui undo {args.store} {tx.id}")
     return 0
 
 
-def cmd_chain(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_cli_store(args.store, settings)
-    chain = curate.lineage(store, args.id)
+def cmd_chain(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    chain = svc.lineage(store, args.id)
     if args.json:
         emit_json(chain.to_dict())
         return 0
@@ -234,14 +178,12 @@ def cmd_chain(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_decay(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_cli_store(args.store, settings)
-    profile = resolve_profile(settings, store.format_name)
-    decay = model(
-        args.model or profile.decay_model or "longterm", None if args.model else profile.decay_rate
-    )
+def cmd_decay(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    profile = svc.profile(store)
+    decay = svc.decay_model(profile, args.model)
     line = profile.archive_line if profile.archive_line is not None else profile.expire_below
-    now = now_utc()
+    now = svc.now()
     if args.days < 1 or args.days > 36500:
         raise MemtuiError("--days must be between 1 and 36500")
     if args.id:
@@ -365,5 +307,5 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     p = command("decay", cmd_decay, "projected importance and when entries cross the line")
     p.add_argument("store", metavar="STORE")
     p.add_argument("id", nargs="?", metavar="ID")
-    p.add_argument("--model", choices=MODELS, help="default: the store's profile")
+    p.add_argument("--model", choices=DECAY_MODELS, help="default: the store's profile")
     p.add_argument("--days", type=int, default=30, metavar="N")

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from memtui import config as config_module
 from memtui.config import Settings, load_settings, load_user_settings, resolve_profile, save_setting
 from memtui.errors import MemtuiError
 from memtui.tui import make_app
@@ -331,15 +330,3 @@ async def test_tui_screens_plan_with_the_same_overrides_as_the_cli(
         await pilot.press("d")
         await ready(pilot)
         assert isinstance(app.screen, DecayScreen) and app.screen.profile.archive_line == 0.25
-
-
-def test_the_screens_resolve_profiles_through_the_settings(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The TUI's screens call the one resolver (the CLI's plan, pairs and decay do too)."""
-    from memtui import cli_curate
-    from memtui.tui import clusters_screen, decay_screen, plan_screen
-
-    for module in (plan_screen, clusters_screen, decay_screen, cli_curate):
-        assert module.resolve_profile is config_module.resolve_profile
-        assert not hasattr(module, "get_profile"), module.__name__

@@ -66,11 +66,14 @@ class Store:
         self, path: Path, fmt: StoreFormat, doc: Document, data: bytes, keep_backups: int
     ) -> None:
         self.path = path
+        """The store as the user named it (what messages and screens show)."""
+        self.file = real_path(path)
+        """The file it really is (a symlink followed): read, locked, written, sidecar beside."""
         self.format = fmt
         self._doc = doc
         self._sha = sha256(data)
-        self._stamp = FileStamp.of(path)
-        self.sidecar = path.with_name(path.name + ".memtui")
+        self._stamp = FileStamp.of(self.file)
+        self.sidecar = self.file.with_name(self.file.name + ".memtui")
         self.keep_backups = keep_backups
         self._ledger = None if fmt.ledger_in_file else SidecarLedger(self.sidecar / "ledger.jsonl")
         self._tx_cache: tuple[tuple[str, FileStamp | None], list[Transaction]] | None = None
@@ -81,8 +84,8 @@ class Store:
     def open(cls, location: str | Path, keep_backups: int = DEFAULT_KEEP) -> Store:
         # a store reached through a symlink is the file the link points to: read, lock, write
         # and keep the sidecar there, so the agent reading the real file sees every change
-        path = real_path(Path(location).expanduser())
-        data = read_bytes(path)
+        path = Path(location).expanduser()
+        data = read_bytes(real_path(path))
         fmt, doc = parse_store(data, path)
         return cls(path, fmt, doc, data, keep_backups)
 
@@ -116,18 +119,18 @@ class Store:
 
     def changed_on_disk(self) -> bool:
         """Whether another writer replaced the file since memtui read or wrote it."""
-        if FileStamp.of(self.path) == self._stamp:
+        if FileStamp.of(self.file) == self._stamp:
             return False
         try:
-            return sha256(read_bytes(self.path)) != self._sha
+            return sha256(read_bytes(self.file)) != self._sha
         except MemtuiError:
             return True
 
     def reload(self) -> None:
-        data = read_bytes(self.path)
+        data = read_bytes(self.file)
         fmt, doc = parse_store(data, self.path)
         self.format, self._doc = fmt, doc
-        self._sha, self._stamp = sha256(data), FileStamp.of(self.path)
+        self._sha, self._stamp = sha256(data), FileStamp.of(self.file)
 
     # -- the ledger --------------------------------------------------------------------------
 
@@ -181,7 +184,7 @@ class Store:
 
     @property
     def _shelf(self) -> BackupShelf:
-        return BackupShelf(self.sidecar / "backups", self.path.suffix or ".json", self.keep_backups)
+        return BackupShelf(self.sidecar / "backups", self.file.suffix or ".json", self.keep_backups)
 
     def backups(self) -> list[Backup]:
         return self._shelf.list()
@@ -229,8 +232,8 @@ class Store:
         ids = [c.id for c in changes]
         if len(set(ids)) != len(ids):
             raise ValueError("a transaction touches each memory once")
-        with store_lock(self.path):
-            remove_stale_temp_files(self.path.parent, self.path.name)
+        with store_lock(self.file):
+            remove_stale_temp_files(self.file.parent, self.file.name)
             for _ in range(_WRITE_ATTEMPTS):
                 tx = self._commit_locked(
                     changes, actor, kind, reason, now, undoes, details, revert_header
@@ -253,8 +256,8 @@ class Store:
         details: dict[str, Any] | None,
         revert_header: tuple[dict[str, Any], dict[str, Any]] | None,
     ) -> Transaction | None:
-        data = read_bytes(self.path)
-        stamp = FileStamp.of(self.path)
+        data = read_bytes(self.file)
+        stamp = FileStamp.of(self.file)
         sha = sha256(data)
         if sha == self._sha:
             fmt, base = self.format, self._doc
@@ -350,10 +353,10 @@ class Store:
                 tx.state = "pending"
                 self._ledger.add_pending(tx)
                 pending = True
-            if FileStamp.of(self.path) != stamp:
+            if FileStamp.of(self.file) != stamp:
                 raise _Overtaken
             mode = fmt.file_mode if fmt.name == "pi" else None
-            atomic_write(self.path, new_data, mode=mode)
+            atomic_write(self.file, new_data, mode=mode)
         except BaseException as e:
             # the transaction did not happen: neither does its backup, nor its ledger entry
             self._shelf.discard(backup)
@@ -368,7 +371,7 @@ class Store:
             tx.state = "committed"
         self._shelf.prune()
         self.format, self._doc = fmt, doc
-        self._sha, self._stamp = sha256(new_data), FileStamp.of(self.path)
+        self._sha, self._stamp = sha256(new_data), FileStamp.of(self.file)
         return tx
 
     def _check_unchanged(self, changes: Iterable[Change], base: Document) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from memtui import locations
 from memtui.config import Settings
+from memtui.service import Service
 
 
 def resolve_store(store: str | None, settings: Settings, now: datetime) -> tuple[str, str | None]:
@@ -46,11 +47,10 @@ def make_app(
     )
 
 
-def run_app(store: str | None, settings: Settings) -> int:
-    from memtui.cli_common import now_utc
-
-    path, hint = resolve_store(store, settings, now_utc())
-    fixed = now_utc() if os.environ.get("MEMTUI_NOW") else None
+def run_app(store: str | None, service: Service) -> int:
+    settings = service.settings
+    path, hint = resolve_store(store, settings, service.now())
+    fixed = service.now() if os.environ.get("MEMTUI_NOW") else None
     config = settings.path or locations.config_file()
     make_app(path, settings, now=fixed, config_path=config, hint=hint).run()
     return 0

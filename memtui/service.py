@@ -1,0 +1,358 @@
+"""The application layer both front ends call: every operation a user can ask for, once.
+
+A `Service` is built from the settings (read once) and a clock. The CLI parses arguments and
+prints; the TUI shows and asks; neither builds engine or store objects itself, so a rule (pi's
+content cap, which profile a store gets, what an edit may change) lives here and behaves the
+same in both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memtui import curate, locations
+from memtui.config import Settings, llm_settings, load_user_settings, resolve_profile
+from memtui.curate import History, Lineage, record_of
+from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
+from memtui.demo import make_demo_memories
+from memtui.engine.candidates import Pair, candidate_pairs
+from memtui.engine.decay import MODELS as DECAY_MODELS
+from memtui.engine.decay import DecayModel, model
+from memtui.engine.plan import Plan
+from memtui.engine.planner import Progress, make_plan
+from memtui.engine.profiles import PROFILE_NAMES, Profile
+from memtui.engine.similarity import METHODS, text_similarity
+from memtui.errors import MemtuiError
+from memtui.model import Memory, Status
+from memtui.stores import (
+    EXPORT_FORMATS,
+    Actor,
+    Backup,
+    Change,
+    Store,
+    Transaction,
+    create_native_store,
+    export_store,
+)
+from memtui.stores.backups import BackupShelf
+from memtui.stores.files import read_bytes
+from memtui.stores.pi_format import PI_CONTENT_CAP
+from memtui.stores.transfer import ExportReport
+from memtui.times import parse_iso
+
+DEMO_MAX_SIZE = 2_000_000
+__all__ = [
+    "DECAY_MODELS",
+    "DEFAULT_DEMO_SIZE",
+    "DEMO_MAX_SIZE",
+    "EXPORT_FORMATS",
+    "METHODS",
+    "PROFILE_NAMES",
+    "EntryEdit",
+    "LlmRequest",
+    "Service",
+    "clock_from_env",
+]
+
+
+def clock_from_env() -> datetime:
+    """The clock, or `$MEMTUI_NOW` (RFC 3339) for reproducible runs."""
+    fixed = os.environ.get("MEMTUI_NOW")
+    if fixed:
+        try:
+            when = parse_iso(fixed)
+        except ValueError:
+            when = None
+        if when is None:
+            raise MemtuiError(f"MEMTUI_NOW={fixed!r} is not an RFC 3339 time")
+        return when
+    return datetime.now(UTC)
+
+
+def parse_time(text: str, what: str) -> datetime:
+    """A user-given RFC 3339 time, or a one-line error naming `what`."""
+    try:
+        when = parse_iso(text)
+    except ValueError:
+        when = None
+    if when is None:
+        raise MemtuiError(f"{what} {text!r} is not an RFC 3339 time")
+    return when
+
+
+@dataclass(frozen=True, slots=True)
+class EntryEdit:
+    """What a person changes in one entry; None leaves a field as it is."""
+
+    content: str | None = None
+    importance: float | None = None
+    tags: tuple[str, ...] | None = None
+    status: Status | None = None
+
+    def fields(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class LlmRequest:
+    """Asking a model to improve a plan: which strategies, and flags over the settings."""
+
+    strategies: Sequence[str] = ()
+    url: str | None = None
+    model: str | None = None
+
+
+class Service:
+    def __init__(
+        self, settings: Settings | None = None, clock: Callable[[], datetime] | None = None
+    ) -> None:
+        self.settings = settings if settings is not None else Settings()
+        self._clock = clock or clock_from_env
+
+    @classmethod
+    def from_config(cls, flag: str | None = None) -> Service:
+        """Settings read once from `--config`, else `$MEMTUI_CONFIG`, else the default place."""
+        return cls(load_user_settings(flag))
+
+    def now(self) -> datetime:
+        return self._clock()
+
+    # -- stores -------------------------------------------------------------------------------
+
+    def open(self, location: str | Path) -> Store:
+        return Store.open(location, self.settings.keep_backups)
+
+    def demo(
+        self, path: Path | None = None, *, size: int | None, seed: int | None, fresh: bool
+    ) -> Store:
+        """The demo store at `path` (default: memtui's data folder), regenerated when asked or
+        missing; an older demo (with any changes made to it) stays in its backups."""
+        path = path or locations.demo_store()
+        if fresh or size is not None or seed is not None or not path.exists():
+            self._replace_demo(path, size or DEFAULT_DEMO_SIZE, 7 if seed is None else seed)
+        return self.open(path)
+
+    def _replace_demo(self, path: Path, size: int, seed: int) -> None:
+        if size < 1 or size > DEMO_MAX_SIZE:
+            raise MemtuiError(f"the demo size must be between 1 and {DEMO_MAX_SIZE}")
+        now = self.now()
+        if path.exists():
+            old = self.open(path)
+            meta = old.document().header.get("meta", {})
+            if old.format_name != "native" or not meta.get("demo"):
+                raise MemtuiError(
+                    f"{path}: exists and is not a memtui demo store; choose another --out"
+                )
+            shelf = BackupShelf(
+                old.sidecar / "backups", path.suffix or ".json", self.settings.keep_backups
+            )
+            shelf.add(read_bytes(path), now, 0)
+            shelf.prune()
+            path.unlink()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        create_native_store(
+            path,
+            make_demo_memories(size, seed, now),
+            now=now,
+            kind="demo",
+            reason=f"demo store: {size} generated entries (seed {seed})",
+            meta={"demo": True, "seed": seed},
+            keep_backups=self.settings.keep_backups,
+        )
+
+    def import_store(self, source: Store, dest: Path) -> Store:
+        return create_native_store(
+            dest,
+            source.memories(),
+            now=self.now(),
+            kind="import",
+            reason=f"imported {len(source)} entries from {source.path} ({source.format_name})",
+            meta={"imported_from": str(source.path), "source_format": source.format_name},
+            keep_backups=self.settings.keep_backups,
+        )
+
+    def export(self, store: Store, dest: Path, fmt: str) -> ExportReport:
+        return export_store(store, dest, fmt, self.now())
+
+    # -- changing one entry -------------------------------------------------------------------
+
+    def edit(
+        self, store: Store, memory_id: str, edit: EntryEdit, reason: str | None = None
+    ) -> Transaction | None:
+        """Change one entry as one transaction; None when nothing would change. The store's
+        format rules apply (pi caps content at 500 characters and holds active entries only;
+        the Go system's version moves forward in the store layer)."""
+        before = store.get(memory_id)
+        changes = edit.fields()
+        if edit.content is not None:
+            if not edit.content.strip():
+                raise MemtuiError("the content must not be empty")
+            if store.format_name == "pi" and len(edit.content) > PI_CONTENT_CAP:
+                raise MemtuiError(
+                    f"the content is {len(edit.content)} characters; pi stores cap content at "
+                    f"{PI_CONTENT_CAP}"
+                )
+        if edit.importance is not None and not 0.0 <= edit.importance <= 1.0:
+            raise MemtuiError(f"the importance must be between 0 and 1, got {edit.importance}")
+        if not any(getattr(before, k) != v for k, v in changes.items()):
+            return None
+        now = self.now()
+        after = before.with_(**changes, updated_at=now)
+        return store.commit(
+            [Change(before, after)],
+            actor=Actor.USER,
+            kind="edit",
+            reason=reason or "edited by hand: " + ", ".join(sorted(changes)),
+            now=now,
+        )
+
+    def preview_merge(
+        self, store: Store, ids: Sequence[str], *, strategy: str = "rule", content: str | None
+    ) -> tuple[Memory, list[Memory]]:
+        return curate.preview_merge(store, ids, strategy=strategy, content=content, now=self.now())
+
+    def merge(
+        self, store: Store, ids: Sequence[str], *, strategy: str = "rule", content: str | None
+    ) -> Transaction:
+        return curate.merge_by_hand(store, ids, strategy=strategy, content=content, now=self.now())
+
+    def supersede(self, store: Store, old_id: str, new_id: str, reason: str = "") -> Transaction:
+        return curate.supersede(store, old_id, new_id, reason=reason, now=self.now())
+
+    def restore(self, store: Store, memory_id: str) -> Transaction:
+        return curate.restore(store, memory_id, now=self.now())
+
+    def lineage(self, store: Store, memory_id: str) -> Lineage:
+        return curate.lineage(store, memory_id)
+
+    def history(self, store: Store) -> History:
+        """Every image the ledger holds of each entry."""
+        return History.of(store)
+
+    def record(self, store: Store, memory_id: str, history: History | None = None) -> Memory | None:
+        """The entry as the store holds it, or as the ledger last saw it."""
+        return record_of(store, memory_id, history)
+
+    # -- undo and rollback --------------------------------------------------------------------
+
+    def undo(self, store: Store, tx_id: int | None = None) -> Transaction:
+        return store.undo(tx_id, now=self.now(), actor=Actor.USER)
+
+    def rollback(self, store: Store, backup: str) -> Transaction:
+        return store.rollback(backup, now=self.now(), actor=Actor.USER)
+
+    def backups(self, store: Store) -> list[Backup]:
+        return store.backups()
+
+    # -- profiles, similarity, decay ----------------------------------------------------------
+
+    def profile(self, store: Store, name: str | None = None) -> Profile:
+        """The store's profile (or `name`) with the settings' `[profiles.NAME]` overrides: the
+        same resolution for every command and screen."""
+        return resolve_profile(self.settings, store.format_name, name)
+
+    def pairs(
+        self, store: Store, method: str | None = None, threshold: float | None = None
+    ) -> tuple[list[Pair], str, float]:
+        """Pairs of active entries of one user at or above the threshold, highest first,
+        with the method and threshold used (the profile's when not given)."""
+        profile = self.profile(store)
+        method = method or profile.method
+        if threshold is None:
+            threshold = profile.merge_threshold or 0.8
+        active = [m for m in store.memories() if m.status is Status.ACTIVE]
+        return candidate_pairs(active, method, threshold), method, threshold
+
+    def similarity(self, a: str, b: str, method: str) -> float:
+        return text_similarity(a, b, method)
+
+    def decay_model(self, profile: Profile, name: str | None = None) -> DecayModel:
+        """The profile's decay model, or the one named (at its own default rate)."""
+        return model(
+            name or profile.decay_model or "longterm", None if name else profile.decay_rate
+        )
+
+    # -- plans --------------------------------------------------------------------------------
+
+    def plan(
+        self,
+        store: Store,
+        profile: Profile,
+        *,
+        now: datetime | None = None,
+        progress: Progress | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Plan:
+        """The consolidation plan for the store as it is (nothing is written)."""
+        last_run = next((tx.at for tx in store.history() if tx.kind == "plan"), None)
+        return make_plan(
+            store.memories(),
+            profile,
+            now or self.now(),
+            store=str(store.path),
+            store_format=store.format_name,
+            fingerprint=store.fingerprint,
+            last_run=last_run,
+            progress=progress,
+            cancelled=cancelled,
+        )
+
+    async def improve_plan_async(
+        self,
+        plan: Plan,
+        store: Store,
+        profile: Profile,
+        request: LlmRequest,
+        *,
+        progress: Progress | None = None,
+    ) -> Plan:
+        """The plan with the configured model's merges, judgements and insights in it."""
+        from memtui.engine.llm_strategies import DEFAULT_STRATEGIES, improve_plan
+        from memtui.llm import LlmClient
+        from memtui.stores.llm_cache import FileCache
+
+        strategies = list(request.strategies) or list(
+            DEFAULT_STRATEGIES.get(profile.name, ("merge",))
+        )
+        client = LlmClient(
+            llm_settings(self.settings, url=request.url, model=request.model),
+            FileCache(locations.data_dir() / "llm-cache"),
+        )
+        return await improve_plan(
+            plan, store.memories(), profile, client, strategies, plan.now, progress=progress
+        )
+
+    def improve_plan(self, plan: Plan, store: Store, profile: Profile, request: LlmRequest) -> Plan:
+        return asyncio.run(self.improve_plan_async(plan, store, profile, request))
+
+    def llm_available(self) -> str | None:
+        """None when a model API is configured, else why not (one line)."""
+        try:
+            llm_settings(self.settings)
+        except MemtuiError as e:
+            return str(e)
+        return None
+
+    def read_plan(self, path: str) -> Plan:
+        return curate.read_plan(path)
+
+    def write_plan(self, plan: Plan, path: str) -> None:
+        curate.write_plan(plan, path)
+
+    def check_plan_fits(self, store: Store, plan: Plan) -> None:
+        curate.check_plan_fits(store, plan)
+
+    def apply(self, store: Store, plan: Plan, approved: Sequence[str] | None = None) -> Transaction:
+        """Apply the approved actions (default: all that need no decision) as one
+        transaction; refused, with nothing written, when the entries it touches changed."""
+        return curate.apply_plan(store, plan, approved, now=self.now())
+
+
+def plan_summary(plan: Plan) -> str:
+    return curate.plan_summary(plan)
