@@ -388,10 +388,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def command_names(parser: argparse.ArgumentParser) -> list[str]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices)
+    return []
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    commands = set(command_names(parser))
     try:
         tui = _tui_arguments(args_list, commands)
         if tui is not None:

@@ -240,7 +240,7 @@ def cmd_decay(args: argparse.Namespace, svc: Service) -> int:
         print(
             f"  {r['crosses_line_in_days']:6.1f} d  {r['now']:.3f} → "
             f"{r[f'in_{args.days}_days']:.3f}  "
-            f"{one_line(r['id'])}"
+            f"{one_line(str(r['id']))}"
         )
     return 0
 

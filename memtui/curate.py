@@ -289,7 +289,7 @@ def lineage(store: Store, ident: str) -> Lineage:
         record = get(successor)
         successor = record.superseded_by if record is not None else None
     chain = {ident, *older, *newer}
-    events = []
+    events: list[dict[str, Any]] = []
     for i in chain:
         record = records.get(i)
         # links the source system made itself (no ledger entry explains them)

@@ -310,9 +310,10 @@ class Service:
         profile: Profile,
         request: LlmRequest,
         *,
-        progress: Progress | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> Plan:
-        """The plan with the configured model's merges, judgements and insights in it."""
+        """The plan with the configured model's merges, judgements and insights in it
+        (`progress(done, total)` after each request)."""
         from memtui.engine.llm_strategies import DEFAULT_STRATEGIES, improve_plan
         from memtui.llm import LlmClient
         from memtui.stores.llm_cache import FileCache

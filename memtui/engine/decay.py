@@ -51,9 +51,9 @@ class DecayModel:
     def _factor(self, memory: Memory, days: float) -> float:
         days = max(0.0, days)
         if self.name in ("pi", "longterm"):
-            return self.rate**days
+            return float(self.rate**days)
         if self.name == "halflife":
-            return 0.5 ** (days / (30.0 + 335.0 * memory.importance))
+            return float(0.5 ** (days / (30.0 + 335.0 * memory.importance)))
         stability = self.stability_days * (1 + memory.access_count)
         return math.exp(-days / stability)
 

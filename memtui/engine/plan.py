@@ -243,8 +243,8 @@ def plan_from_dict(data: Any, source: str) -> Plan:
             raise bad(f"action {action.id} depends on an action that does not come before it")
         seen.add(action.id)
         actions.append(action)
-    params = data.get("params") if isinstance(data.get("params"), dict) else {}
-    health = data.get("health") if isinstance(data.get("health"), dict) else {}
+    params = data["params"] if isinstance(data.get("params"), dict) else {}
+    health = data["health"] if isinstance(data.get("health"), dict) else {}
     return Plan(
         data["store"],
         data["store_format"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from memtui.errors import StoreFormatError
 from memtui.times import from_epoch_ms, parse_iso
@@ -42,35 +42,35 @@ class EntryReader:
             self.fail(f"is {json_type_name(record)}, expected an object")
         self.record: dict[str, Any] = record
 
-    def fail(self, problem: str) -> None:
+    def fail(self, problem: str) -> NoReturn:
         raise StoreFormatError(f"{self.path}: {self.where} {problem}")
 
-    def wrong(self, key: str, expected: str) -> None:
+    def wrong(self, key: str, expected: str) -> NoReturn:
         got = json_type_name(self.record[key])
         self.fail(f"field {key!r} must be {expected}, got {got}")
 
     def content(self, key: str = "content") -> str:
-        value = self.record.get(key)
+        value: object = self.record.get(key)
         if not isinstance(value, str):
             if key not in self.record:
                 self.fail(f"has no {key!r}")
             self.wrong(key, "a string")
-        if len(value) > MAX_CONTENT_CHARS:  # type: ignore[arg-type]
+        if len(value) > MAX_CONTENT_CHARS:
             self.fail(
-                f"field {key!r} is {len(value):,} characters long "  # type: ignore[arg-type]
+                f"field {key!r} is {len(value):,} characters long "
                 f"(memtui's limit is {MAX_CONTENT_CHARS:,}); the file looks corrupted"
             )
-        return value  # type: ignore[return-value]
+        return value
 
     def opt_str(self, key: str) -> str | None:
-        value = self.record.get(key)
+        value: object = self.record.get(key)
         if value is None or isinstance(value, str):
             return value
         self.wrong(key, "a string")
         return None
 
     def number(self, key: str, default: float) -> float:
-        value = self.record.get(key)
+        value: object = self.record.get(key)
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -80,7 +80,7 @@ class EntryReader:
         return float(value)
 
     def opt_int(self, key: str) -> int | None:
-        value = self.record.get(key)
+        value: object = self.record.get(key)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -89,71 +89,71 @@ class EntryReader:
             if not value.is_integer():
                 self.wrong(key, "a whole number")
             return int(value)
-        return value  # type: ignore[return-value]
+        return value
 
     def flag(self, key: str) -> bool:
-        value = self.record.get(key)
+        value: object = self.record.get(key)
         if value is None:
             return False
         if not isinstance(value, bool):
             self.wrong(key, "true or false")
-        return value  # type: ignore[return-value]
+        return value
 
     def str_list(self, key: str) -> tuple[str, ...]:
-        value = self.record.get(key)
+        value: object = self.record.get(key)
         if value is None:
             return ()
         if not isinstance(value, list):
             self.wrong(key, "a list of strings")
-        for item in value:  # type: ignore[union-attr]
+        for item in value:
             if not isinstance(item, str):
                 self.fail(f"field {key!r} must hold only strings, found {json_type_name(item)}")
-        return tuple(value)  # type: ignore[arg-type]
+        return tuple(value)
 
     def id_list(self, key: str) -> tuple[str, ...]:
-        value = self.record.get(key)
+        value: object = self.record.get(key)
         if value is None:
             return ()
         if not isinstance(value, list):
             self.wrong(key, "a list of ids")
         out = []
-        for item in value:  # type: ignore[union-attr]
+        for item in value:
             if isinstance(item, bool) or not isinstance(item, int | str):
                 self.fail(f"field {key!r} must hold ids, found {json_type_name(item)}")
             out.append(str(item))
         return tuple(out)
 
     def vector(self, key: str) -> tuple[float, ...] | None:
-        value = self.record.get(key)
+        value: object = self.record.get(key)
         if value is None:
             return None
         if not isinstance(value, list):
             self.wrong(key, "a list of numbers")
-        for item in value:  # type: ignore[union-attr]
+        for item in value:
             if isinstance(item, bool) or not isinstance(item, int | float):
                 self.fail(f"field {key!r} must hold only numbers, found {json_type_name(item)}")
-        return tuple(float(x) for x in value)  # type: ignore[union-attr]
+        return tuple(float(x) for x in value)
 
     def iso_time(self, key: str) -> datetime | None:
-        value = self.record.get(key)
+        value: object = self.record.get(key)
         if value is None:
             return None
         if not isinstance(value, str):
             self.wrong(key, "an RFC 3339 time string")
         try:
-            return parse_iso(value)  # type: ignore[arg-type]
+            return parse_iso(value)
         except ValueError:
-            self.fail(f"field {key!r} is not an RFC 3339 time: {value[:40]!r}")  # type: ignore[index]
+            self.fail(f"field {key!r} is not an RFC 3339 time: {value[:40]!r}")
         return None
 
     def epoch_ms(self, key: str) -> datetime | None:
-        value = self.record.get(key)
+        value: object = self.record.get(key)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.wrong(key, "a time in epoch milliseconds")
         try:
-            return from_epoch_ms(value)  # type: ignore[arg-type]
+            return from_epoch_ms(value)
         except (OverflowError, ValueError):
             self.fail(f"field {key!r} is not a valid time: {value!r}")
         return None

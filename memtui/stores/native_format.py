@@ -218,7 +218,7 @@ def _decode(r: EntryReader) -> Memory:
     if not isinstance(extra, dict):
         r.wrong("extra", "an object")
     return Memory(
-        id=ident,  # type: ignore[arg-type]
+        id=ident,
         content=r.content(),
         category=r.opt_str("category") or "fact",
         importance=min(1.0, max(0.0, r.number("importance", 0.8))),
