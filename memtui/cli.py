@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from memtui import __version__, cli_curate, locations
-from memtui.cli_common import emit_json
+from memtui.cli_common import UsageError, emit_json
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
 from memtui.model import STATUS_SYMBOL, Status
@@ -34,10 +34,6 @@ from memtui.views import (
     transaction_detail,
     transaction_record,
 )
-
-
-class UsageError(Exception):
-    """Bad arguments: exit status 2, like argparse's own errors."""
 
 
 class _Parser(argparse.ArgumentParser):

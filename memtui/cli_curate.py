@@ -6,12 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
-from memtui.cli_common import emit_json
+from memtui.cli_common import UsageError, emit_json
 from memtui.errors import MemtuiError
 from memtui.model import Status
 from memtui.service import (
     DECAY_MODELS,
+    DEFAULT_TARGET_PRECISION,
     METHODS,
     PROFILE_NAMES,
     LlmRequest,
@@ -245,6 +247,66 @@ def cmd_decay(args: argparse.Namespace, svc: Service) -> int:
     return 0
 
 
+def cmd_label(args: argparse.Namespace, svc: Service) -> int:
+    if args.same == args.different:
+        raise UsageError("say --same (one memory) or --different")
+    store = svc.open(args.store)
+    label = svc.label(store, args.ids, same=args.same)
+    verdict = "the same memory" if label.same else "not the same memory"
+    print(f"labelled {', '.join(one_line(i) for i in label.ids)}: {verdict}")
+    return 0
+
+
+def cmd_labels(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    labels = svc.labels(store)
+    records = [label.to_dict() for label in labels]
+    if args.export:
+        svc.export_labels(labels, Path(args.export).expanduser())
+        print(f"exported {len(labels)} labels to {args.export}", file=sys.stderr)
+    if args.json:
+        emit_json(records)
+        return 0
+    if not labels and not args.export:
+        print("no labels yet (memtui label STORE ID ID --same|--different)", file=sys.stderr)
+    for label in labels:
+        mark = "same" if label.same else "diff"
+        texts = " | ".join(shorten(one_line(t), 40) for t in label.texts)
+        print(f"{mark}  {', '.join(one_line(i) for i in label.ids)}  {texts}")
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    methods = [args.method] if args.method else None
+    report = svc.calibrate(store, methods, args.precision)
+    if args.json:
+        emit_json(report.to_dict())
+        return 0
+    print(
+        f"{report.pairs} labelled pairs ({report.positives} the same memory, "
+        f"{report.pairs - report.positives} not); precision target {report.target_precision:g}"
+    )
+    for result in report.methods:
+        print(f"\n{result.method}")
+        print("  threshold  precision  recall     F1    tp   fp   fn")
+        for point in result.curve:
+            mark = "◀" if point is result.recommended else " "
+            print(
+                f"  {point.threshold:9.2f}  {point.precision:9.3f}  {point.recall:6.3f}  "
+                f"{point.f1:5.3f}  {point.tp:4d} {point.fp:4d} {point.fn:4d} {mark}"
+            )
+        if result.recommended is None:
+            print(f"  no threshold reaches precision {report.target_precision:g}")
+    config = report.config_lines()
+    if config is None:
+        print("\nno method reaches the precision target: label more pairs, or lower --precision")
+    else:
+        print("\nrecommended (best F1 at the precision target); in the config file:\n")
+        print(config)
+    return 0
+
+
 def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     p = command("sim", cmd_sim, "similarity of two texts", store=False)
     p.add_argument("a", metavar="A")
@@ -303,6 +365,27 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     p = command("chain", cmd_chain, "an entry's lineage: what it replaced and what replaced it")
     p.add_argument("store", metavar="STORE")
     p.add_argument("id", metavar="ID")
+
+    p = command("label", cmd_label, "label entries as the same memory or not", json_flag=False)
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("ids", nargs="+", metavar="ID", help="two entries (a pair) or more (a group)")
+    p.add_argument("--same", action="store_true", help="they are one memory")
+    p.add_argument("--different", action="store_true", help="they are not one memory")
+
+    p = command("labels", cmd_labels, "the labels kept beside a store")
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("--export", metavar="FILE", help="also write them to FILE (JSON Lines)")
+
+    p = command("calibrate", cmd_calibrate, "precision and recall per threshold from the labels")
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("--method", choices=METHODS, help="only this method (default: all)")
+    p.add_argument(
+        "--precision",
+        type=float,
+        default=DEFAULT_TARGET_PRECISION,
+        metavar="P",
+        help="the precision the recommended threshold must reach (default 0.8)",
+    )
 
     p = command("decay", cmd_decay, "projected importance and when entries cross the line")
     p.add_argument("store", metavar="STORE")

@@ -21,6 +21,12 @@ from memtui.config import Settings, llm_settings, load_user_settings, resolve_pr
 from memtui.curate import History, Lineage, record_of
 from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
 from memtui.demo import make_demo_memories
+from memtui.engine.calibration import (
+    DEFAULT_TARGET_PRECISION,
+    MethodCalibration,
+    calibrate,
+    score_text_pairs,
+)
 from memtui.engine.candidates import Pair, candidate_pairs
 from memtui.engine.decay import MODELS as DECAY_MODELS
 from memtui.engine.decay import DecayModel, model
@@ -42,6 +48,7 @@ from memtui.stores import (
 )
 from memtui.stores.backups import BackupShelf
 from memtui.stores.files import read_bytes
+from memtui.stores.labels import Label, LabelFile, make_label
 from memtui.stores.pi_format import PI_CONTENT_CAP
 from memtui.stores.transfer import ExportReport
 from memtui.times import parse_iso
@@ -50,10 +57,12 @@ DEMO_MAX_SIZE = 2_000_000
 __all__ = [
     "DECAY_MODELS",
     "DEFAULT_DEMO_SIZE",
+    "DEFAULT_TARGET_PRECISION",
     "DEMO_MAX_SIZE",
     "EXPORT_FORMATS",
     "METHODS",
     "PROFILE_NAMES",
+    "Calibration",
     "EntryEdit",
     "LlmRequest",
     "Service",
@@ -340,6 +349,72 @@ class Service:
             return str(e)
         return None
 
+    # -- labels and calibration ---------------------------------------------------------------
+
+    def _labels_file(self, store: Store) -> LabelFile:
+        return LabelFile(store.sidecar / "labels.jsonl")
+
+    def labels(self, store: Store) -> list[Label]:
+        return self._labels_file(store).read()
+
+    def export_labels(self, labels: Sequence[Label], dest: Path) -> None:
+        if dest.exists():
+            raise MemtuiError(f"{dest}: exists; not overwriting it")
+        LabelFile(dest).add(labels)
+
+    def label(self, store: Store, ids: Sequence[str], same: bool) -> Label:
+        """Record that these entries are (or are not) one memory; kept beside the store."""
+        history = self.history(store)
+        members = []
+        for ident in ids:
+            found = self.record(store, ident, history)
+            if found is None:
+                store.get(ident)  # the one-line "no memory with id" error
+            else:
+                members.append(found)
+        label = make_label(members, same, self.now())
+        self._labels_file(store).add([label])
+        return label
+
+    def calibrate(
+        self,
+        store: Store,
+        methods: Sequence[str] | None = None,
+        target_precision: float = DEFAULT_TARGET_PRECISION,
+    ) -> Calibration:
+        """Precision, recall and F1 per threshold for each method from the store's labels."""
+        if not 0.0 < target_precision <= 1.0:
+            raise MemtuiError(f"the precision target must be in (0, 1], got {target_precision}")
+        labels = self.labels(store)
+        texts = {i: t for label in labels for i, t in zip(label.ids, label.texts, strict=True)}
+        decided: dict[tuple[str, str], bool] = {}
+        for label in sorted(labels, key=lambda lb: lb.at):
+            for a, b, same in label.pairs():
+                decided[(a, b)] = same
+        if not decided:
+            raise MemtuiError(
+                f"{store.path}: no labelled pairs yet; label some with `memtui label` "
+                "(or y/n in the clusters view)"
+            )
+        pairs = [(texts[a], texts[b]) for a, b in decided]
+        verdicts = list(decided.values())
+        corpus = [m.content for m in store.memories()]
+        results = []
+        for method in methods or METHODS:
+            if method not in METHODS:
+                raise MemtuiError(f"unknown method {method!r} (use {', '.join(METHODS)})")
+            scores = score_text_pairs(pairs, method, corpus)
+            scored = list(zip(scores, verdicts, strict=True))
+            results.append(calibrate(method, scored, target_precision))
+        return Calibration(
+            str(store.path),
+            self.profile(store).name,
+            len(verdicts),
+            sum(verdicts),
+            target_precision,
+            results,
+        )
+
     def read_plan(self, path: str) -> Plan:
         return curate.read_plan(path)
 
@@ -353,6 +428,53 @@ class Service:
         """Apply the approved actions (default: all that need no decision) as one
         transaction; refused, with nothing written, when the entries it touches changed."""
         return curate.apply_plan(store, plan, approved, now=self.now())
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """What a store's labels say about each method's thresholds (`memtui calibrate`)."""
+
+    store: str
+    profile: str
+    pairs: int
+    positives: int
+    target_precision: float
+    methods: list[MethodCalibration]
+
+    @property
+    def best(self) -> MethodCalibration | None:
+        fit = [m for m in self.methods if m.recommended is not None]
+        return max(fit, key=lambda m: m.recommended.f1 if m.recommended else 0.0, default=None)
+
+    def config_lines(self) -> str | None:
+        best = self.best
+        if best is None or best.recommended is None:
+            return None
+        return (
+            f'[profiles.{self.profile}]\nmethod = "{best.method}"\n'
+            f"merge_threshold = {best.recommended.threshold:g}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        best = self.best
+        return {
+            "store": self.store,
+            "profile": self.profile,
+            "labels": {
+                "pairs": self.pairs,
+                "same": self.positives,
+                "different": self.pairs - self.positives,
+            },
+            "target_precision": self.target_precision,
+            "methods": [m.to_dict() for m in self.methods],
+            "recommendation": None
+            if best is None or best.recommended is None
+            else {
+                "method": best.method,
+                "threshold": best.recommended.threshold,
+                "config": self.config_lines(),
+            },
+        }
 
 
 def plan_summary(plan: Plan) -> str:

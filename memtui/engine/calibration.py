@@ -1,0 +1,104 @@
+"""How far to trust a threshold on one store's data: precision, recall and F1 per threshold from
+a person's labels ("these two entries are the same memory" or not), and the threshold to use.
+
+Pure: scores come in already computed (see `memtui.service`), nothing is read or written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+DEFAULT_TARGET_PRECISION = 0.8
+THRESHOLDS = tuple(round(0.05 * n, 2) for n in range(1, 20))  # 0.05 … 0.95
+
+
+@dataclass(frozen=True, slots=True)
+class CurvePoint:
+    threshold: float
+    tp: int
+    fp: int
+    fn: int
+
+    @property
+    def precision(self) -> float:
+        """Of the pairs at or above the threshold, the share people call the same memory (1.0
+        when nothing is proposed: proposing nothing is never wrong)."""
+        proposed = self.tp + self.fp
+        return self.tp / proposed if proposed else 1.0
+
+    @property
+    def recall(self) -> float:
+        positives = self.tp + self.fn
+        return self.tp / positives if positives else 0.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {
+            "threshold": self.threshold,
+            "precision": round(self.precision, 4),
+            "recall": round(self.recall, 4),
+            "f1": round(self.f1, 4),
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MethodCalibration:
+    method: str
+    curve: list[CurvePoint]
+    recommended: CurvePoint | None
+    """The threshold with the best F1 among those at the target precision; None when no
+    threshold reaches it."""
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "method": self.method,
+            "curve": [p.to_dict() for p in self.curve],
+            "recommended": self.recommended.to_dict() if self.recommended else None,
+        }
+
+
+def curve(
+    scored: Sequence[tuple[float, bool]], thresholds: Sequence[float] = THRESHOLDS
+) -> list[CurvePoint]:
+    """Counts at each threshold for (score, same memory) pairs; a pair is proposed at a
+    threshold when its score is at or above it."""
+    points = []
+    for t in thresholds:
+        tp = sum(1 for s, same in scored if same and s >= t)
+        fp = sum(1 for s, same in scored if not same and s >= t)
+        fn = sum(1 for s, same in scored if same and s < t)
+        points.append(CurvePoint(t, tp, fp, fn))
+    return points
+
+
+def recommend(points: Sequence[CurvePoint], target_precision: float) -> CurvePoint | None:
+    """Best F1 at or above the target precision (ties: the lower threshold, which finds more)."""
+    fit = [p for p in points if p.tp and p.precision >= target_precision]
+    if not fit:
+        return None
+    return max(fit, key=lambda p: (round(p.f1, 9), -p.threshold))
+
+
+def calibrate(
+    method: str, scored: Sequence[tuple[float, bool]], target_precision: float
+) -> MethodCalibration:
+    points = curve(scored)
+    return MethodCalibration(method, points, recommend(points, target_precision))
+
+
+def score_text_pairs(
+    pairs: Sequence[tuple[str, str]], method: str, corpus: Sequence[str]
+) -> list[float]:
+    """Each pair's similarity under `method`; `corpus` is the store's text, for methods that
+    weigh words by how common they are there."""
+    from memtui.engine.similarity import text_similarity
+
+    return [text_similarity(a, b, method) for a, b in pairs]

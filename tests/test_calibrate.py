@@ -1,0 +1,142 @@
+"""Labels beside the store and `memtui calibrate`: how far to trust a threshold on one store."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from memtui.engine.similarity import METHODS, text_similarity
+from memtui.model import Memory
+from memtui.stores import create_native_store, open_store
+from tests.conftest import FIXTURES, NOW, CliResult
+
+Cli = Callable[..., CliResult]
+CALIBRATION = FIXTURES / "calibration"
+
+
+def _user_store(tmp_path: Path, user: str) -> tuple[Path, list[dict[str, object]]]:
+    """A native store holding one labelled user's facts, and that user's labelled pairs."""
+    facts = [json.loads(line) for line in (CALIBRATION / "facts.jsonl").read_text().splitlines()]
+    mine = [f for f in facts if f["user"] == user]
+    memories = [
+        Memory(id=str(f["id"]), content=str(f["text"]), user_id=user, created_at=NOW) for f in mine
+    ]
+    path = tmp_path / f"{user}.json"
+    create_native_store(path, memories, now=NOW, kind="import", reason="calibration fixture")
+    ids = {f["id"] for f in mine}
+    pairs = [json.loads(line) for line in (CALIBRATION / "pairs.jsonl").read_text().splitlines()]
+    return path, [p for p in pairs if p["a"] in ids]
+
+
+def test_labels_live_beside_the_store_and_survive_changes(tmp_path: Path, cli: Cli) -> None:
+    path, pairs = _user_store(tmp_path, "en-s01")
+    before = path.read_bytes()
+    same = next(p for p in pairs if p["label"] == 1)
+    other = next(p for p in pairs if p["label"] == 0)
+    assert cli("label", path, same["a"], same["b"], "--same").code == 0
+    assert cli("label", path, other["a"], other["b"], "--same").code == 0
+    assert cli("label", path, other["b"], other["a"], "--different").code == 0  # newest wins
+    assert path.read_bytes() == before  # labels are never in the store
+
+    # merging the labelled entries away does not lose what the labels say
+    assert cli("merge", path, same["a"], same["b"]).code == 0
+    labels = json.loads(cli("labels", path, "--json").out)
+    verdicts = {tuple(label["ids"]): label["same"] for label in labels}
+    assert verdicts == {
+        tuple(sorted([same["a"], same["b"]])): True,
+        tuple(sorted([other["a"], other["b"]])): False,
+    }
+    texts = {t for label in labels for t in label["texts"]}
+    assert open_store(str(path)).get(str(same["a"])).content in texts
+
+    exported = tmp_path / "labels-copy.jsonl"
+    assert cli("labels", path, "--export", exported).code == 0
+    assert [json.loads(line) for line in exported.read_text().splitlines()] == labels
+    assert cli("labels", path, "--export", exported).code == 1  # never overwrites
+
+
+def test_calibrate_reports_each_threshold_and_recommends_one_that_meets_the_target(
+    tmp_path: Path, cli: Cli
+) -> None:
+    path, pairs = _user_store(tmp_path, "en-s02")
+    for pair in pairs:
+        verdict = "--same" if pair["label"] == 1 else "--different"
+        assert cli("label", path, pair["a"], pair["b"], verdict).code == 0
+    result = cli("calibrate", path, "--json", "--precision", "0.7")
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert set(report) == {
+        "store",
+        "profile",
+        "labels",
+        "target_precision",
+        "methods",
+        "recommendation",
+    }
+    positives = sum(p["label"] for p in pairs)
+    assert report["labels"] == {
+        "pairs": len(pairs),
+        "same": positives,
+        "different": len(pairs) - positives,
+    }
+    assert [m["method"] for m in report["methods"]] == list(METHODS)
+    texts = {
+        f["id"]: f["text"]
+        for f in map(json.loads, (CALIBRATION / "facts.jsonl").read_text().splitlines())
+    }
+    for method in report["methods"]:
+        assert len(method["curve"]) == 19
+        for point in method["curve"]:
+            # counted again here, independently of memtui's calibration code
+            scores = [
+                (text_similarity(texts[p["a"]], texts[p["b"]], method["method"]), p["label"])
+                for p in pairs
+            ]
+            t = point["threshold"]
+            assert point["tp"] == sum(1 for s, lab in scores if lab and s >= t)
+            assert point["fp"] == sum(1 for s, lab in scores if not lab and s >= t)
+        chosen = method["recommended"]
+        if chosen is not None:
+            assert chosen["precision"] >= 0.7
+            fit = [p for p in method["curve"] if p["tp"] and p["precision"] >= 0.7]
+            assert chosen["f1"] == max(p["f1"] for p in fit)
+    recommendation = report["recommendation"]
+    assert recommendation is not None
+    config = tomllib.loads(recommendation["config"])
+    section = config["profiles"][report["profile"]]
+    assert section == {
+        "method": recommendation["method"],
+        "merge_threshold": recommendation["threshold"],
+    }
+    # the printed lines are a config memtui accepts
+    config_file = tmp_path / "config.toml"
+    config_file.write_text(recommendation["config"] + "\n")
+    assert cli("--config", config_file, "plan", path).code == 0
+
+    text = cli("calibrate", path, "--method", "token-set")
+    assert text.code == 0 and "token-set" in text.out and "threshold" in text.out
+
+
+def test_calibrate_without_labels_or_with_a_damaged_file_is_one_line(
+    tmp_path: Path, cli: Cli
+) -> None:
+    path, _ = _user_store(tmp_path, "en-s03")
+    result = cli("calibrate", path)
+    assert result.code == 1 and "no labelled pairs" in result.err
+    assert len(result.err.strip().splitlines()) == 1
+    sidecar = path.with_name(path.name + ".memtui")
+    sidecar.mkdir(exist_ok=True)
+    (sidecar / "labels.jsonl").write_text('{"ids": ["x"]}\n')
+    result = cli("calibrate", path)
+    assert result.code == 1 and "line 1 is not a label" in result.err
+
+
+@pytest.mark.parametrize("args", [["--same", "--different"], []])
+def test_a_label_says_same_or_different(tmp_path: Path, cli: Cli, args: list[str]) -> None:
+    path, pairs = _user_store(tmp_path, "en-s01")
+    result = cli("label", path, pairs[0]["a"], pairs[0]["b"], *args)
+    assert result.code == 2 and "--same" in result.err
