@@ -452,15 +452,25 @@ class MemtuiApp(App[None]):
                 timeout=8,
             )
             return
-        retired = [m.id for m in members if not m.visible]
+        store = self.store
+        if store is None:
+            return
+        # as the store has them now: a list on screen may predate a merge
+        now_in_store = [store.find(m.id) for m in members]
+        retired = [
+            m.id for m, cur in zip(members, now_in_store, strict=True) if not cur or not cur.visible
+        ]
         if retired:
             self.notify(
-                f"{', '.join(retired)} is already merged or superseded; restore it first.",
-                severity="error",
+                one_line(
+                    f"{', '.join(retired)} is already merged or superseded; restore it first."
+                ),
+                title="Not merged",
+                severity="warning",
             )
             return
-        assert self.store is not None
-        self.push_screen(MergeScreen(self.store, members, self.now()))
+        members = [m for m in now_in_store if m is not None]
+        self.push_screen(MergeScreen(store, members, self.now()))
 
     def action_plan(self) -> None:
         store = self._needs_store()

@@ -186,6 +186,12 @@ class ClustersScreen(Screen[None]):
             self.method = str(event.value)
             self.recompute()
 
+    def store_changed(self) -> None:
+        """A commit (a merge from here) changed the store: the clusters are computed again."""
+        self.by_id = {m.id: m for m in self.store.memories()}
+        self.result = None
+        self.recompute()
+
     def action_threshold(self, direction: int) -> None:
         self.threshold = round(min(1.0, max(STEP, self.threshold + direction * STEP)), 2)
         self.recompute()

@@ -96,6 +96,7 @@ class MergeScreen(Screen[None]):
         self.now = now
         self.strategy = "rule"
         self.own_text: str | None = None
+        self.problem: str | None = None  # why the merge cannot be made as it stands
         self._programmatic = False
 
     def compose(self) -> ComposeResult:
@@ -135,12 +136,29 @@ class MergeScreen(Screen[None]):
         )
 
     def refresh_preview(self) -> None:
-        merged, retired = self.preview()
+        body = self.query_one("#result-body", Static)
+        try:
+            merged, retired = self.preview()
+        except MemtuiError as e:
+            self.problem = one_line(str(e))
+            text = Text("Cannot merge as it stands\n\n", style="bold")
+            text.append(self.problem, style="bold red")
+            text.append("\n\nctrl+s is off until this is fixed; escape goes back.", style="dim")
+            body.update(text)
+            self.refresh_bindings()
+            return
+        self.problem = None
+        self.refresh_bindings()
         if self.strategy != "own":
             editor = self.query_one("#editor", TextArea)
             self._programmatic = True
             editor.text = merged.content
-        self.query_one("#result-body", Static).update(result_text(merged, retired))
+        body.update(result_text(merged, retired))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "commit" and self.problem is not None:
+            return None  # shown, greyed out
+        return True
 
     @on(RadioSet.Changed, "#strategy")
     def _strategy(self, event: RadioSet.Changed) -> None:
@@ -162,6 +180,9 @@ class MergeScreen(Screen[None]):
             self.refresh_preview()
 
     def action_commit(self) -> None:
+        if self.problem is not None:
+            self.notify(self.problem, title="Not merged", severity="warning")
+            return
         try:
             merged, retired = self.preview()
         except MemtuiError as e:

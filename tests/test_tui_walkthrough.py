@@ -1,0 +1,190 @@
+"""The TUI as a new user met it (issue 11): what crashed, what misled, where keys went astray.
+Each test drives the keys that showed the problem and asserts what the user now sees."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from memtui import locations
+from memtui.stores import open_store
+from memtui.tui import make_app
+from memtui.tui.app import MemtuiApp
+from memtui.tui.clusters_screen import ClustersScreen
+from memtui.tui.merge_screen import MergeScreen
+from memtui.tui.screens import ConfirmScreen, HelpScreen
+from tests.conftest import NOW
+
+os.environ["TEXTUAL_ANIMATIONS"] = "none"
+
+
+def app_for(path: Path | str, **kw: object) -> MemtuiApp:
+    return make_app(str(path), now=NOW, watch_interval=0, **kw)  # type: ignore[arg-type]
+
+
+async def ready(pilot: Pilot) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def settled(pilot: Pilot, before: int) -> None:
+    """Wait until the commit started after `before` has ended (done or refused)."""
+    for _ in range(300):
+        await pilot.pause(0.02)
+        if pilot.app.commits_settled > before:  # type: ignore[attr-defined]
+            break
+    await ready(pilot)
+
+
+def notices(app: MemtuiApp) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def shown(widget: object) -> str:
+    """The text a Static shows now."""
+    return str(widget.render())  # type: ignore[attr-defined]
+
+
+def status_text(app: MemtuiApp) -> str:
+    return shown(app.query_one("#status"))
+
+
+# -- item 1: the merge screen with an empty text -----------------------------------------------
+
+
+async def test_clearing_the_merged_text_shows_the_problem_and_refuses_to_merge(
+    fixture_copy: Callable[[str], Path],
+) -> None:
+    path = fixture_copy("items.jsonl")
+    before = path.read_bytes()
+    app = app_for(path)
+    async with app.run_test(size=(130, 38)) as pilot:
+        await ready(pilot)
+        app.model.marked = {"1", "2"}
+        await pilot.press("m")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, MergeScreen)
+        editor = screen.query_one("#editor")
+        editor.focus()
+        await pilot.press("end", "shift+home", "backspace")  # the one line, selected, deleted
+        await pilot.pause()
+        assert editor.text == ""  # type: ignore[attr-defined]
+        assert app.screen is screen
+        assert "must not be empty" in shown(screen.query_one("#result-body"))
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert app.return_code is None  # still running
+    assert path.read_bytes() == before
+
+
+# -- item 2: the clusters view after a merge ---------------------------------------------------
+
+
+async def test_a_merged_cluster_leaves_the_list_and_cannot_be_merged_twice(
+    fixture_copy: Callable[[str], Path],
+) -> None:
+    path = fixture_copy("realistic-store.json")
+    app = app_for(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("c")
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, ClustersScreen) and screen.result is not None
+        first = list(screen.result.clusters[0])
+        stale = [screen.by_id[i] for i in first]  # as the list showed them before the merge
+        await pilot.press("m")
+        await pilot.pause()
+        assert isinstance(app.screen, MergeScreen)
+        commits = app.commits_settled
+        await pilot.press("ctrl+s", "y")
+        await settled(pilot, commits)
+        assert app.screen is screen
+        assert all(set(first) - set(c) for c in screen.result.clusters)
+        assert f"{len(screen.result.clusters)} clusters" in shown(screen.query_one("#threshold"))
+        # the entries as the old list had them: refused, one line, no merge screen
+        app.open_merge(stale)
+        await pilot.pause()
+        assert app.screen is screen
+        assert any("already merged" in n and "\n" not in n for n in notices(app))
+        assert app.return_code is None
+
+
+# -- item 3: an exception that escapes a handler -----------------------------------------------
+
+
+async def test_an_exception_in_a_key_handler_is_one_line_and_a_log(
+    demo_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: MemtuiApp) -> None:
+        raise RuntimeError("boom in help")
+
+    monkeypatch.setattr(MemtuiApp, "action_help", broken)
+    app = app_for(demo_copy)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        log = locations.data_dir() / "tui-errors.log"
+        [line] = [n for n in notices(app) if "boom in help" in n]
+        assert "\n" not in line and str(log) in line
+        assert "Traceback" in log.read_text() and "boom in help" in log.read_text()
+        await pilot.press("space")  # still running: keys still work
+        assert len(app.model.marked) == 1
+    assert app.return_code in (None, 0)
+
+
+async def test_an_exception_in_a_message_handler_keeps_the_app_running(
+    demo_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: HelpScreen) -> None:
+        raise ValueError("boom on mount")
+
+    monkeypatch.setattr(HelpScreen, "on_mount", broken, raising=False)
+    app = app_for(demo_copy)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert any("boom on mount" in n for n in notices(app))
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("space")
+        assert len(app.model.marked) == 1
+
+
+async def test_an_exception_that_must_end_the_app_exits_non_zero(
+    demo_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: HelpScreen) -> None:
+        raise ValueError("boom in compose")
+
+    monkeypatch.setattr(HelpScreen, "compose", broken)
+    app = app_for(demo_copy)
+    with pytest.raises(ValueError, match="boom in compose"):  # Pilot re-raises it for tests
+        async with app.run_test(size=(120, 30)) as pilot:
+            await ready(pilot)
+            await pilot.press("question_mark")
+            await pilot.pause()
+    assert app.return_code == 1
+    log = locations.data_dir() / "tui-errors.log"
+    assert "boom in compose" in log.read_text()
+    said = [str(r) for r in app._exit_renderables]
+    assert len(said) == 1 and str(log) in said[0] and "\n" not in said[0].strip()
+
+
+@pytest.fixture
+def demo_copy(tmp_path: Path) -> Path:
+    from memtui.demo import make_demo_memories
+    from memtui.stores import create_native_store
+
+    path = tmp_path / "demo.json"
+    create_native_store(path, make_demo_memories(120, 5, NOW), now=NOW, kind="demo", reason="t")
+    return path
