@@ -8,16 +8,18 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Static
+from textual.worker import Worker, WorkerState
 
 from memtui import curate
 from memtui.config import Settings, llm_settings, save_setting
@@ -30,6 +32,7 @@ from memtui.tui.clusters_screen import ClustersScreen
 from memtui.tui.commands import MemtuiCommands
 from memtui.tui.decay_screen import DecayScreen
 from memtui.tui.detail import DetailPane
+from memtui.tui.failures import GuardedHandlers, log_traceback, one_line_report
 from memtui.tui.history_screen import HistoryScreen
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.memory_table import MemoryTable
@@ -55,7 +58,7 @@ if TYPE_CHECKING:
 PaletteCommand = tuple[str, str, Callable[[], object]]
 
 
-class MemtuiApp(App[None]):
+class MemtuiApp(GuardedHandlers, App[None]):
     TITLE = "memtui"
     CSS_PATH = "memtui.tcss"
     COMMANDS: ClassVar = {*App.COMMANDS, MemtuiCommands}
@@ -102,12 +105,44 @@ class MemtuiApp(App[None]):
         self.theme_problems: list[str] = []
         self.detail_choice: bool | None = None  # None: by terminal width
         self.commits_settled = 0  # commits that ended, either way (tests wait on it)
+        self.errors_reported = 0  # exceptions shown as one line (the monkey test reads it)
+        self._fatal_line = ""
         self._detail_timer: Timer | None = None
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
 
     def now(self) -> datetime:
         return self.fixed_now or datetime.now(UTC)
+
+    # -- bugs ---------------------------------------------------------------------------------
+
+    def report_error(self, error: BaseException) -> None:
+        """An exception escaped a handler that can go on: one line on screen, the traceback
+        in the log."""
+        self.errors_reported += 1
+        line = one_line_report(error, log_traceback(error))
+        self.notify(line, title="Bug", severity="error", timeout=30, markup=False)
+
+    async def _dispatch_action(self, namespace: DOMNode, action_name: str, params: Any) -> bool:
+        try:
+            return await super()._dispatch_action(namespace, action_name, params)
+        except Exception as error:
+            self.report_error(error)
+            return True
+
+    def _handle_exception(self, error: Exception) -> None:
+        # Textual ends the app here (the loop that raised cannot go on): say it in one line
+        self._fatal_line = one_line_report(error, log_traceback(error))
+        super()._handle_exception(error)
+
+    def _fatal_error(self) -> None:
+        self.bell()
+        self._exit_renderables.append(Text(self._fatal_line))
+        self._close_messages_no_wait()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "commit" and event.state is WorkerState.ERROR:
+            self.commits_settled += 1  # a commit that raised has ended too
 
     @property
     def home(self) -> Screen[object]:
@@ -696,7 +731,7 @@ class MemtuiApp(App[None]):
         status.update(text)
 
 
-class HomeScreen(Screen[None]):
+class HomeScreen(GuardedHandlers, Screen[None]):
     """The memory table with the detail pane: where memtui starts."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

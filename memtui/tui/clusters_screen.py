@@ -28,6 +28,7 @@ from memtui.model import Memory, Status
 from memtui.stores import Store
 from memtui.textsafe import literal, one_line
 from memtui.tui.chart import histogram
+from memtui.tui.failures import GuardedHandlers
 from memtui.views import shorten
 
 STEP = 0.05
@@ -60,7 +61,7 @@ def size_bins(clusters: list[list[str]]) -> list[tuple[str, int]]:
     return [(f"{s}{'+' if s == 10 else ''}", sizes[s]) for s in sorted(sizes)]
 
 
-class ClustersScreen(Screen[None]):
+class ClustersScreen(GuardedHandlers, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("plus,equals_sign", "threshold(1)", "+ threshold", id="clusters.up"),
         Binding("minus", "threshold(-1)", "- threshold", id="clusters.down"),

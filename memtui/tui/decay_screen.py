@@ -25,6 +25,7 @@ from memtui.model import Memory, Status
 from memtui.stores import Store
 from memtui.textsafe import one_line
 from memtui.tui.chart import ChartData, ChartView, Series, histogram
+from memtui.tui.failures import GuardedHandlers
 from memtui.views import shorten
 
 HORIZONS = (7, 14, 30, 60, 90, 180, 365)
@@ -119,7 +120,7 @@ def store_decay(
     return StoreDecay(horizon, [(name, counts[name]) for name in order if counts[name]], going)
 
 
-class DecayScreen(Screen[None]):
+class DecayScreen(GuardedHandlers, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "right_square_bracket",

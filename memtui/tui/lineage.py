@@ -15,6 +15,7 @@ from memtui.curate import Lineage
 from memtui.model import STATUS_SYMBOL, Memory, Status
 from memtui.textsafe import one_line
 from memtui.times import format_iso
+from memtui.tui.failures import GuardedHandlers
 from memtui.views import shorten
 
 
@@ -42,7 +43,7 @@ def _link_text(chain: Lineage, older: str, newer: str) -> Text:
     return Text("when and why unknown", style="dim")
 
 
-class LineageScreen(Screen[None]):
+class LineageScreen(GuardedHandlers, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,l", "app.pop_screen", "Back", id="lineage.back"),
         Binding(

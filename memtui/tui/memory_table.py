@@ -19,6 +19,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from memtui.model import HIDDEN_STATUSES, Memory
+from memtui.tui.failures import GuardedHandlers
 from memtui.tui.table_model import COLUMNS, Column, TableModel, layout
 
 _BAR = " ▏▎▍▌▋▊▉█"
@@ -30,7 +31,7 @@ def importance_bar(value: float, width: int = 5) -> str:
     return ("█" * full + (_BAR[part] if part else "")).ljust(width)
 
 
-class MemoryTable(ScrollView, can_focus=True):
+class MemoryTable(GuardedHandlers, ScrollView, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor(-1)", "Up", show=False, id="table.up"),
         Binding("down,j", "cursor(1)", "Down", show=False, id="table.down"),

@@ -19,6 +19,7 @@ from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.stores import Store
 from memtui.textsafe import literal, one_line
+from memtui.tui.failures import GuardedHandlers
 from memtui.views import entries, shorten
 
 STRATEGIES = (
@@ -67,7 +68,7 @@ def result_text(merged: Memory, retired: list[Memory]) -> Text:
     return text
 
 
-class MergeScreen(Screen[None]):
+class MergeScreen(GuardedHandlers, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "ctrl+s",

@@ -39,6 +39,7 @@ from memtui.errors import MemtuiError
 from memtui.stores import Store
 from memtui.textsafe import one_line
 from memtui.tui.diff import record_change
+from memtui.tui.failures import GuardedHandlers
 from memtui.views import entries, shorten
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ class PlanFailed(Message):
         self.problem = problem
 
 
-class PathScreen(ModalScreen["str | None"]):
+class PathScreen(GuardedHandlers, ModalScreen["str | None"]):
     """Asks for a file path."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -139,7 +140,7 @@ def action_detail(action: Action) -> Text:
     return text
 
 
-class PlanScreen(Screen[None]):
+class PlanScreen(GuardedHandlers, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "decide(True)", "Approve", id="plan.approve"),
         Binding("r", "decide(False)", "Reject", id="plan.reject"),

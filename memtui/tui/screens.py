@@ -14,10 +14,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Select, Static
 
 from memtui.model import Status
+from memtui.tui.failures import GuardedHandlers
 from memtui.tui.table_model import QuickFilters, TableModel
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(GuardedHandlers, ModalScreen[bool]):
     """Says what will happen; `y` does it, `n` or `escape` does not."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -52,7 +53,7 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(GuardedHandlers, ModalScreen[None]):
     """Every binding, with what it does, as the keymap has it now."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -95,7 +96,7 @@ class HelpScreen(ModalScreen[None]):
 _ANY = "__any__"
 
 
-class FilterScreen(ModalScreen["QuickFilters | None"]):
+class FilterScreen(GuardedHandlers, ModalScreen["QuickFilters | None"]):
     """Quick filters by status, user, category and source."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
