@@ -191,3 +191,70 @@ def demo_copy(tmp_path: Path) -> Path:
     path = tmp_path / "demo.json"
     create_native_store(path, make_demo_memories(120, 5, NOW), now=NOW, kind="demo", reason="t")
     return path
+
+
+# -- items 3 and 13: marks ---------------------------------------------------------------------
+
+
+def same_user_pair(app: MemtuiApp) -> list[str]:
+    first = app.model.memory_at(0)
+    assert first is not None
+    rows = [app.model.memory_at(r) for r in range(len(app.model.view))]
+    return [m.id for m in rows if m is not None and m.user_id == first.user_id][:2]
+
+
+async def test_marks_end_with_the_merge_they_were_for(demo_copy: Path) -> None:
+    app = app_for(demo_copy)
+    async with app.run_test(size=(130, 38)) as pilot:
+        await ready(pilot)
+        app.model.marked = set(same_user_pair(app))
+        await pilot.press("m")
+        await pilot.pause()
+        assert isinstance(app.screen, MergeScreen)
+        commits = app.commits_settled
+        await pilot.press("ctrl+s", "y")
+        await settled(pilot, commits)
+        assert not app.model.marked and "marked" not in status_text(app)
+        await pilot.press("m")
+        await pilot.pause()
+        assert not any("already merged" in n for n in notices(app))
+
+
+async def test_escape_clears_every_mark(demo_copy: Path) -> None:
+    app = app_for(demo_copy)
+    async with app.run_test(size=(130, 38)) as pilot:
+        await ready(pilot)
+        await pilot.press("space", "space", "space")
+        assert "3 marked" in status_text(app)
+        await pilot.press("escape")
+        assert not app.model.marked and "marked" not in status_text(app)
+        assert not table_row(app, 1).startswith("*")
+
+
+async def test_marks_hidden_by_the_filter_are_counted_and_shown_before_merging(
+    demo_copy: Path,
+) -> None:
+    app = app_for(demo_copy)
+    async with app.run_test(size=(160, 38)) as pilot:
+        await ready(pilot)
+        one, two = same_user_pair(app)
+        app.model.marked = {one}
+        word = next(
+            w for w in app.model.memories[app.model.index[two]].content.split() if len(w) > 5
+        )
+        await pilot.press("slash", *word, "enter")
+        await pilot.pause()
+        assert app.model.position_of(one) is None, "the filter should hide the first mark"
+        app.query_one("#table").cursor = app.model.position_of(two)  # type: ignore[attr-defined]
+        await pilot.press("space")
+        assert "2 marked, 1 hidden by the filter" in status_text(app)
+        await pilot.press("m")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, MergeScreen)
+        title = shown(screen.query_one("#title"))
+        assert "Merge 2 entries" in title and "1 hidden by the filter" in title
+
+
+def table_row(app: MemtuiApp, screen_row: int) -> str:
+    return app.query_one("#table").render_line(screen_row).text  # type: ignore[attr-defined]

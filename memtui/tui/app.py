@@ -348,6 +348,8 @@ class MemtuiApp(GuardedHandlers, App[None]):
             changed = getattr(screen, "store_changed", None)
             if changed is not None:
                 changed()
+        # marks were for a change to these entries: once changed, they are spent
+        self.model.marked -= set(message.transaction.memory_ids)
         store = self.store
         if store is not None:
             self._show_entries(store.memories())
@@ -403,11 +405,17 @@ class MemtuiApp(GuardedHandlers, App[None]):
         self.home.query_one(MemoryTable).focus()
 
     def action_clear_filter(self) -> None:
+        """escape: the filter first, then every mark."""
         box = self.home.query_one("#filter", Input)
         if box.display or self.model.query:
             box.value = ""
             box.display = False
             self.home.query_one(MemoryTable).focus()
+        elif self.model.marked:
+            count = len(self.model.marked)
+            self.model.marked.clear()
+            self.home.query_one(MemoryTable).refresh_view()
+            self.notify(f"{count:,} marks cleared.", timeout=3)
 
     def action_quick_filters(self) -> None:
         def chosen(filters: QuickFilters | None) -> None:
@@ -474,9 +482,10 @@ class MemtuiApp(GuardedHandlers, App[None]):
         if len(marked) < 2:
             self.notify("Mark two or more entries with space, then press m.", severity="warning")
             return
-        self.open_merge(marked)
+        self.open_merge(marked, hidden=self.model.marked_hidden())
 
-    def open_merge(self, members: list[Memory]) -> None:
+    def open_merge(self, members: list[Memory], hidden: int = 0) -> None:
+        """The merge screen with exactly these entries; `hidden` of them are not on screen."""
         users = sorted({str(m.user_id) for m in members})
         if len(users) > 1:
             self.notify(
@@ -505,7 +514,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
             )
             return
         members = [m for m in now_in_store if m is not None]
-        self.push_screen(MergeScreen(store, members, self.now()))
+        self.push_screen(MergeScreen(store, members, self.now(), hidden=hidden))
 
     def action_plan(self) -> None:
         store = self._needs_store()
@@ -719,6 +728,9 @@ class MemtuiApp(GuardedHandlers, App[None]):
             text.append(f" · {len(self.model.memories):,} entries · {len(self.model.view):,} shown")
             if self.model.marked:
                 text.append(f" · {len(self.model.marked):,} marked", style="bold")
+                hidden = self.model.marked_hidden()
+                if hidden:
+                    text.append(f", {hidden:,} hidden by the filter", style="bold")
         if self.model.query:
             text.append(" · filter ")
             text.append(repr(self.model.query), style="bold")
@@ -783,7 +795,14 @@ class HomeScreen(GuardedHandlers, Screen[None]):
             id="view.detail",
             tooltip="Show or hide the detail pane (hidden at first below 100 columns)",
         ),
-        Binding("escape", "app.clear_filter", "Clear filter", show=False, id="view.clear_filter"),
+        Binding(
+            "escape",
+            "app.clear_filter",
+            "Clear",
+            show=False,
+            id="view.clear_filter",
+            tooltip="Clear the filter; pressed again (or with no filter), clear every mark",
+        ),
     ]
 
     def compose(self) -> ComposeResult:

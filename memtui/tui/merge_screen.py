@@ -90,8 +90,11 @@ class MergeScreen(GuardedHandlers, Screen[None]):
     MergeScreen #title { background: $panel; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, members: list[Memory], now: datetime) -> None:
+    def __init__(
+        self, store: Store, members: list[Memory], now: datetime, *, hidden: int = 0
+    ) -> None:
         super().__init__()
+        self.hidden = hidden
         self.store = store
         self.members = members
         self.now = now
@@ -102,6 +105,8 @@ class MergeScreen(GuardedHandlers, Screen[None]):
 
     def compose(self) -> ComposeResult:
         title = Text(f"Merge {entries(len(self.members))}", style="bold")
+        if self.hidden:
+            title.append(f" ({self.hidden} hidden by the filter)", style="bold yellow")
         title.append(
             f" of user {one_line(self.members[0].user_id or '-')} · ctrl+s merges, escape "
             "goes back",

@@ -230,6 +230,13 @@ class TableModel:
             return self.memories[self.view[row]]
         return None
 
+    def marked_hidden(self) -> int:
+        """How many marked entries the current filter hides."""
+        if not self.marked:
+            return 0
+        wanted = {self.index[i] for i in self.marked if i in self.index}
+        return len(wanted) - sum(1 for row in self.view if row in wanted)
+
     def toggle_mark(self, memory_id: str) -> None:
         if memory_id in self.marked:
             self.marked.discard(memory_id)
