@@ -11,12 +11,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 from textual.pilot import Pilot
+from textual.widgets import Tree
 
 from memtui import locations
 from memtui.tui import make_app
 from memtui.tui.app import MemtuiApp
 from memtui.tui.clusters_screen import ClustersScreen
 from memtui.tui.merge_screen import MergeScreen
+from memtui.tui.plan_screen import PlanScreen
 from memtui.tui.screens import ConfirmScreen, HelpScreen
 from tests.conftest import NOW
 
@@ -258,3 +260,93 @@ async def test_marks_hidden_by_the_filter_are_counted_and_shown_before_merging(
 
 def table_row(app: MemtuiApp, screen_row: int) -> str:
     return app.query_one("#table").render_line(screen_row).text  # type: ignore[attr-defined]
+
+
+# -- items 4 and 17: plan review and leaving with unsaved decisions ----------------------------
+
+
+async def open_plan(pilot: Pilot) -> PlanScreen:
+    await pilot.press("p")
+    await ready(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, PlanScreen) and screen.plan is not None
+    return screen
+
+
+async def test_space_decides_in_the_plan_review(fixture_copy: Callable[[str], Path]) -> None:
+    app = app_for(fixture_copy("items.jsonl"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        screen = await open_plan(pilot)
+        tree = screen.query_one("#actions", Tree)
+        assert tree.has_focus and tree.cursor_line == 0
+        await pilot.press("down")  # the first Down moves, it is not swallowed
+        assert tree.cursor_line == 1
+        while tree.cursor_node is not None and not (tree.cursor_node.data or "").startswith("a"):
+            await pilot.press("down")
+        node = tree.cursor_node
+        assert node is not None and node.data is not None
+        was = node.data in screen.approved
+        kind = node.parent
+        assert kind is not None and kind.is_expanded
+        await pilot.press("space")
+        assert (node.data in screen.approved) != was
+        assert kind.is_expanded
+
+
+@pytest.mark.parametrize("key", ["q", "escape"])
+async def test_leaving_the_plan_review_with_decisions_asks_first(
+    key: str, fixture_copy: Callable[[str], Path]
+) -> None:
+    app = app_for(fixture_copy("items.jsonl"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        screen = await open_plan(pilot)
+        await pilot.press("down", "R")  # reject a whole kind
+        await pilot.press(key)
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is screen and app.return_code is None
+        await pilot.press(key)
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        if key == "q":
+            assert app.return_code == 0  # quitting
+        else:
+            assert app.screen is not screen
+
+
+async def test_leaving_the_plan_review_without_decisions_does_not_ask(
+    fixture_copy: Callable[[str], Path],
+) -> None:
+    app = app_for(fixture_copy("items.jsonl"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        screen = await open_plan(pilot)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is not screen and not isinstance(app.screen, ConfirmScreen)
+
+
+async def test_leaving_the_merge_editor_with_own_words_asks_first(
+    fixture_copy: Callable[[str], Path],
+) -> None:
+    app = app_for(fixture_copy("items.jsonl"))
+    async with app.run_test(size=(130, 38)) as pilot:
+        await ready(pilot)
+        app.model.marked = {"1", "2"}
+        await pilot.press("m")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, MergeScreen)
+        screen.query_one("#editor").focus()
+        await pilot.press("end", "!")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is screen

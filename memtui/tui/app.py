@@ -105,6 +105,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
         self.theme_problems: list[str] = []
         self.detail_choice: bool | None = None  # None: by terminal width
         self.commits_settled = 0  # commits that ended, either way (tests wait on it)
+        self.exit_code = 0  # 1 once the store failed to open: the process says so
         self.errors_reported = 0  # exceptions shown as one line (the monkey test reads it)
         self._fatal_line = ""
         self._detail_timer: Timer | None = None
@@ -113,6 +114,46 @@ class MemtuiApp(GuardedHandlers, App[None]):
 
     def now(self) -> datetime:
         return self.fixed_now or datetime.now(UTC)
+
+    # -- leaving ------------------------------------------------------------------------------
+
+    def _unsaved(self, screens: list[Screen[object]]) -> list[str]:
+        found = []
+        for screen in screens:
+            unsaved = getattr(screen, "unsaved", None)
+            what = unsaved() if unsaved is not None else None
+            if what:
+                found.append(what)
+        return found
+
+    def leave_screen(self, screen: Screen[object]) -> None:
+        """Close `screen`; when it holds work not yet applied or saved, ask first."""
+
+        def leave(yes: bool | None = True) -> None:
+            if yes and self.screen is screen:
+                self.pop_screen()
+
+        lost = self._unsaved([screen])
+        if not lost:
+            leave()
+            return
+        body = Text("Leaving drops " + "; ".join(lost) + ".")
+        self.push_screen(ConfirmScreen("Leave without saving?", body), leave)
+
+    async def action_quit(self) -> None:
+        if isinstance(self.screen, ConfirmScreen):
+            return  # a question is open: y or n first
+        lost = self._unsaved(self.screen_stack)
+        if not lost:
+            self.exit(return_code=self.exit_code)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit(return_code=self.exit_code)
+
+        body = Text("Quitting drops " + "; ".join(lost) + ".")
+        self.push_screen(ConfirmScreen("Quit without saving?", body), answered)
 
     # -- bugs ---------------------------------------------------------------------------------
 

@@ -77,7 +77,9 @@ class MergeScreen(GuardedHandlers, Screen[None]):
             id="merge.commit",
             tooltip="Show what will happen, then merge (y) or not (n)",
         ),
-        Binding("escape", "app.pop_screen", "Back", id="merge.back"),
+        Binding(
+            "escape", "back", "Back", id="merge.back", tooltip="Leave (asks if you wrote text)"
+        ),
     ]
     DEFAULT_CSS = """
     MergeScreen #members { height: 40%; }
@@ -184,6 +186,14 @@ class MergeScreen(GuardedHandlers, Screen[None]):
             self.query_one("#s-own", RadioButton).value = True
         else:
             self.refresh_preview()
+
+    def action_back(self) -> None:
+        self.app.leave_screen(self)  # type: ignore[attr-defined]
+
+    def unsaved(self) -> str | None:
+        if self.strategy == "own" and self.own_text:
+            return "the merged text in your own words"
+        return None
 
     def action_commit(self) -> None:
         if self.problem is not None:

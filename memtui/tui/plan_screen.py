@@ -98,6 +98,14 @@ class PathScreen(GuardedHandlers, ModalScreen["str | None"]):
         self.dismiss(None)
 
 
+class ActionTree(Tree[str]):
+    """The plan's actions: space decides (the screen's toggle), enter opens a kind."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("space", "screen.toggle", "Toggle", show=False),
+    ]
+
+
 def action_label(action: Action, approved: bool) -> Text:
     mark = "✓" if approved else ("?" if action.needs_decision else "✗")
     style = "green" if approved else ("yellow" if action.needs_decision else "red")
@@ -193,6 +201,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
         self.llm = llm
         self.plan: Plan | None = None
         self.approved: set[str] = set()
+        self.kept: set[str] = set()  # the decisions as planned, loaded or last saved
         self._action_nodes: dict[str, TreeNode[str]] = {}
         self._kind_nodes: dict[str, TreeNode[str]] = {}
         self._by_kind: dict[str, list[Action]] = {}
@@ -226,13 +235,15 @@ class PlanScreen(GuardedHandlers, Screen[None]):
             id="summary",
         )
         with Horizontal(id="review"):
-            yield Tree(Text("actions"), id="actions")
+            yield ActionTree(Text("actions"), id="actions")
             yield VerticalScroll(Static(id="action-detail-body"), id="action-detail")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#progress-box").display = False
-        self.query_one("#actions", Tree).show_root = False
+        tree = self.query_one("#actions", Tree)
+        tree.show_root = False
+        tree.focus()  # keys typed while planning go to the review, not the profile chooser
         self.start()
 
     # -- planning -----------------------------------------------------------------------------
@@ -323,6 +334,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     def show_plan(self, plan: Plan) -> None:
         self.plan = plan
         self.approved = set(plan.default_approved())
+        self.kept = set(self.approved)
         tree = self.query_one("#actions", Tree)
         tree.clear()
         self._action_nodes.clear()
@@ -345,6 +357,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
         self._relabel_kinds()
         self.update_summary()
         tree.focus()
+        tree.cursor_line = 0  # highlighted from the start: the first Down moves on
         if not plan.actions:
             self.notify("Nothing to do: the store is already consolidated for this profile.")
 
@@ -449,7 +462,10 @@ class PlanScreen(GuardedHandlers, Screen[None]):
 
     def action_toggle(self) -> None:
         ident = self._highlighted()
-        if self.plan is None or ident is None or ":" in ident:
+        if self.plan is None or ident is None:
+            return
+        if ":" in ident:  # a kind or "more": nothing to decide, it opens or closes
+            self.query_one("#actions", Tree).action_toggle_node()
             return
         self.set_approved({ident}, ident not in self.approved)
 
@@ -504,6 +520,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
                 except (MemtuiError, OSError) as e:
                     self.notify(one_line(str(e)), severity="error")
                     return
+                self.kept = set(self.approved)
                 self.notify(f"Plan saved to {path}; `memtui apply` reads it too.")
 
         self.app.push_screen(PathScreen("Save the plan to", suggested), chosen)
@@ -532,4 +549,11 @@ class PlanScreen(GuardedHandlers, Screen[None]):
                 self.query_one("#progress-box").display = False
                 self.notify("Planning cancelled.")
                 return
-        self.app.pop_screen()
+        self.app.leave_screen(self)  # type: ignore[attr-defined]
+
+    def unsaved(self) -> str | None:
+        """What leaving now would drop, if anything."""
+        if self.plan is None or self.approved == self.kept:
+            return None
+        changed = len(self.approved ^ self.kept)
+        return f"{changed} plan decisions not applied or saved (w saves the plan, ctrl+s applies)"
