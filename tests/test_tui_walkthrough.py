@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from textual import events
 from textual.pilot import Pilot
-from textual.widgets import Tree
+from textual.widgets import Input, Tree
 
 from memtui import locations
 from memtui.tui import make_app
-from memtui.tui.app import MemtuiApp
+from memtui.tui.app import HomeScreen, MemtuiApp
 from memtui.tui.clusters_screen import ClustersScreen
 from memtui.tui.merge_screen import MergeScreen
 from memtui.tui.plan_screen import PlanScreen
@@ -350,3 +351,47 @@ async def test_leaving_the_merge_editor_with_own_words_asks_first(
         await pilot.press("n")
         await pilot.pause()
         assert app.screen is screen
+
+
+# -- item 5: a store that failed to open -------------------------------------------------------
+
+
+async def test_a_store_that_failed_to_open_keeps_its_message_and_q_quits_non_zero(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('{"version": 1, "memories": [')
+    app = app_for(path)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await ready(pilot)
+        assert not isinstance(app.focused, Input)
+        await pilot.press("slash", "x")
+        message = app.query_one("#message")
+        assert message.display and "could not open" in shown(message)
+        assert "filter" not in status_text(app)
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.return_code == 1
+
+
+# -- item 7: keys typed right after the key that opens an input --------------------------------
+
+
+def type_at_once(app: MemtuiApp, keys: list[tuple[str, str]]) -> None:
+    """Keys arriving together, as from a fast typist on a busy machine: all queued before
+    the app handles the first."""
+    for key, char in keys:
+        event = events.Key(key, char)
+        event.set_sender(app)
+        app._driver.send_message(event)  # type: ignore[union-attr]
+
+
+async def test_keys_typed_right_after_slash_go_to_the_filter(demo_copy: Path) -> None:
+    app = app_for(demo_copy)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        type_at_once(app, [("slash", "/"), ("c", "c"), ("o", "o"), ("d", "d")])
+        await ready(pilot)
+        assert isinstance(app.screen, HomeScreen)  # `c` did not open the clusters view
+        assert app.query_one("#filter", Input).value == "cod"
+        assert app.model.query == "cod" and app.model.sort_key == "age"

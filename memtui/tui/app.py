@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -114,6 +114,15 @@ class MemtuiApp(GuardedHandlers, App[None]):
 
     def now(self) -> datetime:
         return self.fixed_now or datetime.now(UTC)
+
+    def _on_key(self, event: events.Key) -> None:
+        # (Textual calls App._on_key after this one unless the default is prevented)
+        focused = self.focused
+        if isinstance(focused, Input) and event.is_printable:
+            # an input stops the text it takes: this key was queued for another widget before
+            # a key (`/`) moved focus to the input, so it is the input's text, not a command
+            event.prevent_default()
+            focused.post_message(events.Key(event.key, event.character))
 
     # -- leaving ------------------------------------------------------------------------------
 
@@ -311,6 +320,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
         self.store = message.store
         self.outside_change = False
         self.load_problem = None
+        self.exit_code = 0
         self.model.now = self.now()
         self._show_entries(message.memories)
         self.home.query_one("#message").display = False
@@ -355,6 +365,9 @@ class MemtuiApp(GuardedHandlers, App[None]):
         widget.update(text)
         widget.display = True
         self.home.query_one(MemoryTable).display = False
+        self.home.query_one("#filter", Input).display = False
+        self.home.set_focus(None)  # keys go to the screen: q quits, ctrl+r reloads
+        self.exit_code = 1
         self.update_status()
 
     @on(HistoryReady)
@@ -430,9 +443,12 @@ class MemtuiApp(GuardedHandlers, App[None]):
     # -- filter -------------------------------------------------------------------------------
 
     def action_filter(self) -> None:
+        if self._needs_store() is None:
+            return
         box = self.home.query_one("#filter", Input)
         box.display = True
-        box.focus()
+        # now, not after the keys already queued: they are the filter's text
+        self.home.set_focus(box)
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -787,6 +803,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
 class HomeScreen(GuardedHandlers, Screen[None]):
     """The memory table with the detail pane: where memtui starts."""
 
+    AUTO_FOCUS = ""  # the table takes focus once the store is open, nothing before
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "app.filter", "Filter", id="view.filter", tooltip="Filter as you type"),
         Binding(
