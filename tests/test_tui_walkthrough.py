@@ -15,9 +15,12 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Tree
 
 from memtui import locations
+from memtui.model import Status
+from memtui.stores import open_store
 from memtui.tui import make_app
 from memtui.tui.app import HomeScreen, MemtuiApp
 from memtui.tui.clusters_screen import ClustersScreen
+from memtui.tui.lineage import LineageScreen
 from memtui.tui.merge_screen import MergeScreen
 from memtui.tui.plan_screen import PlanScreen
 from memtui.tui.screens import ConfirmScreen, HelpScreen
@@ -395,3 +398,67 @@ async def test_keys_typed_right_after_slash_go_to_the_filter(demo_copy: Path) ->
         assert isinstance(app.screen, HomeScreen)  # `c` did not open the clusters view
         assert app.query_one("#filter", Input).value == "cod"
         assert app.model.query == "cod" and app.model.sort_key == "age"
+
+
+# -- item 6: restoring from the lineage view ---------------------------------------------------
+
+
+async def test_restore_from_lineage_says_what_happened_and_cuts_the_links(
+    demo_copy: Path,
+) -> None:
+    store = open_store(demo_copy)
+    # an entry whose successor is itself superseded (a chain of three)
+    entry = next(
+        m
+        for m in store.memories()
+        if m.status is Status.SUPERSEDED
+        and m.superseded_by
+        and store.get(m.superseded_by).status is Status.SUPERSEDED
+    )
+    successor = entry.superseded_by
+    assert "supersede_reason" in entry.extra and entry.id in store.get(successor).supersedes
+    app = app_for(demo_copy)
+    async with app.run_test(size=(140, 34)) as pilot:
+        await ready(pilot)
+        await pilot.press("full_stop")
+        app.query_one("#table").cursor = app.model.position_of(entry.id)  # type: ignore[attr-defined]
+        await pilot.press("l")
+        await ready(pilot)
+        assert isinstance(app.screen, LineageScreen)
+        tree = app.screen.query_one(Tree)
+        tree.move_cursor(tree.root)
+        commits = app.commits_settled
+        await pilot.press("r", "y")
+        await settled(pilot, commits)
+        [done] = [n for n in notices(app) if n.startswith("Restored")]
+        assert "gone" not in done and f"{successor} no longer supersedes it" in done
+    after = open_store(demo_copy)
+    assert after.get(entry.id).status is Status.ACTIVE
+    assert "supersede_reason" not in after.get(entry.id).extra
+    assert entry.id not in after.get(successor).supersedes
+
+
+async def test_a_link_without_a_reason_reads_as_a_sentence(tmp_path: Path) -> None:
+    from memtui.model import Memory
+    from memtui.stores import create_native_store
+
+    path = tmp_path / "two.json"
+    old = Memory(
+        id="old",
+        content="likes tea",
+        status=Status.SUPERSEDED,
+        superseded_by="new",
+        superseded_at=NOW,
+    )
+    new = Memory(id="new", content="likes coffee", supersedes=("old",))
+    create_native_store(path, [old, new], now=NOW, kind="create", reason="t")
+    app = app_for(path)
+    async with app.run_test(size=(140, 34)) as pilot:
+        await ready(pilot)
+        app.query_one("#table").cursor = app.model.position_of("new")  # type: ignore[attr-defined]
+        await pilot.press("l")
+        await ready(pilot)
+        tree = app.screen.query_one(Tree)
+        labels = [str(n.label) for n in tree.root.children[1].children[0].children]
+        assert labels and not labels[0].rstrip().endswith(":")
+        assert "source data" in labels[0] and "superseded" in labels[0]

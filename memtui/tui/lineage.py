@@ -37,7 +37,9 @@ def _link_text(chain: Lineage, older: str, newer: str) -> Text:
         ):
             when = (event["at"] or "")[:19].replace("T", " ")
             who = "source data" if event["tx"] is None else f"#{event['tx']} {event['actor']}"
-            return Text(f"{when}  {who} {event['kind']}: {one_line(event['reason'])}", style="dim")
+            why = one_line(event["reason"] or "")
+            said = f": {why}" if why else " (no reason recorded)"
+            return Text(f"{when}  {who} {event['kind']}{said}", style="dim")
     if record is not None and record.superseded_at is not None:
         return Text(f"{format_iso(record.superseded_at)[:19]}  source data", style="dim")
     return Text("when and why unknown", style="dim")
