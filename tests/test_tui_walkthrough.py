@@ -462,3 +462,28 @@ async def test_a_link_without_a_reason_reads_as_a_sentence(tmp_path: Path) -> No
         labels = [str(n.label) for n in tree.root.children[1].children[0].children]
         assert labels and not labels[0].rstrip().endswith(":")
         assert "source data" in labels[0] and "superseded" in labels[0]
+
+
+# -- item 8: sorting ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)])
+async def test_a_sort_shows_the_first_rows_and_the_whole_header(
+    size: tuple[int, int], demo_copy: Path
+) -> None:
+    app = app_for(demo_copy)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        table = app.query_one("#table")
+        await pilot.press("pagedown", "pagedown")
+        assert table.scroll_y > 0  # type: ignore[attr-defined]
+        await pilot.press("o")
+        await pilot.pause()
+        assert table.cursor == 0 and table.scroll_y == 0  # type: ignore[attr-defined]
+        for key in ("importance", "source", "content", "category", "user"):
+            if any(c.key == key for c, _ in table._columns):  # type: ignore[attr-defined]
+                table.sort_by(key)  # type: ignore[attr-defined]
+                await pilot.pause()
+                header = table_row(app, 0)
+                arrow = "↓" if app.model.descending else "↑"
+                assert f"{key}{arrow}" in header, header

@@ -145,9 +145,11 @@ class MemoryTable(GuardedHandlers, ScrollView, can_focus=True):
         self.action_cursor(1)
 
     def sort_by(self, key: str, descending: bool | None = None) -> None:
-        keep = self.current.id if self.current else None
+        """A new order starts at its first row."""
         self.model.set_sort(key, descending)
-        self.refresh_view(keep)
+        self.refresh_view()
+        self.cursor = 0
+        self.scroll_to(y=0, animate=False, immediate=True)
 
     def action_sort_next(self) -> None:
         keys = [c.key for c, _ in self._columns] or [c.key for c in COLUMNS]

@@ -29,10 +29,10 @@ class Column:
 
 COLUMNS: tuple[Column, ...] = (
     Column("status", "", 2, 0),
-    Column("importance", "importance", 10, 0),
+    Column("importance", "importance", 11, 0),  # the title and the sort arrow fit
     Column("content", "content", 0, 0),
     Column("category", "category", 11, 5),
-    Column("source", "source", 6, 6),
+    Column("source", "source", 7, 6),
     Column("user", "user", 10, 3),
     Column("age", "age", 5, 4, True),
     Column("used", "used", 5, 7, True),
