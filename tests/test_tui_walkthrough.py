@@ -487,3 +487,24 @@ async def test_a_sort_shows_the_first_rows_and_the_whole_header(
                 header = table_row(app, 0)
                 arrow = "↓" if app.model.descending else "↑"
                 assert f"{key}{arrow}" in header, header
+
+
+# -- item 9: ctrl+s with nothing prepared; the config file on first launch ---------------------
+
+
+async def test_ctrl_s_with_nothing_prepared_says_so(demo_copy: Path) -> None:
+    app = app_for(demo_copy)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert any("Nothing is prepared" in n for n in notices(app))
+
+
+async def test_the_first_launch_writes_no_config(demo_copy: Path, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    app = app_for(demo_copy, config_path=config)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await pilot.pause(0.2)
+    assert not config.exists()

@@ -108,6 +108,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
         self.exit_code = 0  # 1 once the store failed to open: the process says so
         self.errors_reported = 0  # exceptions shown as one line (the monkey test reads it)
         self._fatal_line = ""
+        self._saved_theme = ""  # the theme the config file holds (or memtui started with)
         self._detail_timer: Timer | None = None
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
@@ -228,6 +229,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
         else:
             self.theme = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
             self.theme_problems.append(f"theme {wanted!r} is unknown; using {self.theme}")
+        self._saved_theme = self.theme
         for problem in self.theme_problems:
             self.notify(problem, title="Theme", severity="warning")
         self.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -652,6 +654,13 @@ class MemtuiApp(GuardedHandlers, App[None]):
             "Roll back?", body, job, lambda t: f"Rolled back to {backup.name} (transaction {t.id})."
         )
 
+    def action_nothing_prepared(self) -> None:
+        self.notify(
+            "Nothing is prepared to save here: mark entries (space) and press m to merge, "
+            "p to review a plan, u to undo.",
+            severity="warning",
+        )
+
     def action_reload(self) -> None:
         self.load_store(reloaded=True)
 
@@ -703,6 +712,9 @@ class MemtuiApp(GuardedHandlers, App[None]):
 
     def _theme_changed(self, theme: object) -> None:
         self.update_status()
+        if self.theme == self._saved_theme:
+            return  # the theme memtui started with: nothing to write
+        self._saved_theme = self.theme
         if self.config_path is not None:
             try:
                 save_setting(self.config_path, "ui", "theme", self.theme)
@@ -852,6 +864,14 @@ class HomeScreen(GuardedHandlers, Screen[None]):
             "Detail",
             id="view.detail",
             tooltip="Show or hide the detail pane (hidden at first below 100 columns)",
+        ),
+        Binding(
+            "ctrl+s",
+            "app.nothing_prepared",
+            "Save",
+            show=False,
+            id="view.nothing_prepared",
+            tooltip="Here nothing is prepared: says how to prepare a change",
         ),
         Binding(
             "escape",
