@@ -508,3 +508,109 @@ async def test_the_first_launch_writes_no_config(demo_copy: Path, tmp_path: Path
         await ready(pilot)
         await pilot.pause(0.2)
     assert not config.exists()
+
+
+# -- item 16: the command palette and the model box --------------------------------------------
+
+
+async def palette_hits(app: MemtuiApp, query: str) -> list[str]:
+    from memtui.tui.commands import MemtuiCommands
+
+    provider = MemtuiCommands(app.screen)
+    return [str(hit.text or hit.prompt) async for hit in provider.search(query)]
+
+
+async def test_the_palette_finds_commands_by_their_description(demo_copy: Path) -> None:
+    app = app_for(demo_copy)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        assert "Theme" in await palette_hits(app, "Change the current theme")
+        assert any("clusters" in h for h in await palette_hits(app, "threshold you move"))
+
+
+async def test_the_disabled_model_box_says_why(demo_copy: Path) -> None:
+    app = app_for(demo_copy)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        screen = await open_plan(pilot)
+        box = screen.query_one("#use-llm")
+        assert box.disabled
+        assert "[llm] url and model" in shown(screen.query_one("#llm-why"))
+        assert box.region.right <= 80
+
+
+# -- items 10 and 11: layout at 80×24 and 160×45 -----------------------------------------------
+
+
+def footer_text(app: MemtuiApp) -> str:
+    """The footer as the terminal shows it."""
+    footer = app.screen.query_one("Footer")
+    region = footer.region
+    strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
+    return "".join(s.text for s in strips[region.y : region.y + region.height])
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)])
+async def test_the_essential_keys_show_in_the_footer(
+    size: tuple[int, int], demo_copy: Path
+) -> None:
+    app = app_for(demo_copy)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        text = footer_text(app)
+        for word in (
+            "Filter",
+            "Mark",
+            "Merge",
+            "Plan",
+            "Clusters",
+            "Decay",
+            "History",
+            "Quit",
+            "Help",
+        ):
+            assert word in text, text
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)])
+async def test_the_help_screen_says_what_each_key_does(
+    size: tuple[int, int], demo_copy: Path
+) -> None:
+    app = app_for(demo_copy)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
+        screen_text = "\n".join(s.text for s in strips)
+        assert "Filter as you type" in screen_text
+        assert "Review a consolidation plan" in screen_text
+
+
+async def test_the_status_filter_shows_its_value(demo_copy: Path) -> None:
+    app = app_for(demo_copy)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await pilot.press("f")
+        await pilot.pause()
+        select = app.screen.query_one("#status")
+        assert select.region.height >= 3
+        strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
+        assert any("shown by default" in s.text for s in strips)
+
+
+async def test_the_status_bar_fits_with_a_long_path(tmp_path: Path) -> None:
+    from memtui.demo import make_demo_memories
+    from memtui.stores import create_native_store
+
+    folder = tmp_path / ("a-rather-long-folder-name-" * 3)
+    folder.mkdir()
+    path = folder / "demo.json"
+    create_native_store(path, make_demo_memories(60, 5, NOW), now=NOW, kind="demo", reason="t")
+    app = app_for(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await pilot.press("full_stop")
+        await pilot.pause()
+        line = status_text(app)
+        assert len(line) <= 78 and "+hidden" in line and "60 entries" in line

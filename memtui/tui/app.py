@@ -61,7 +61,7 @@ PaletteCommand = tuple[str, str, Callable[[], object]]
 class MemtuiApp(GuardedHandlers, App[None]):
     TITLE = "memtui"
     CSS_PATH = "memtui.tcss"
-    COMMANDS: ClassVar = {*App.COMMANDS, MemtuiCommands}
+    COMMANDS: ClassVar = {MemtuiCommands}  # Textual's system commands included
     ENABLE_COMMAND_PALETTE = True
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave memtui"),
@@ -69,12 +69,18 @@ class MemtuiApp(GuardedHandlers, App[None]):
             "question_mark", "help", "Help", id="app.help", tooltip="Every key and what it does"
         ),
         Binding(
-            "u", "undo", "Undo", id="store.undo", tooltip="Undo the newest transaction (asks first)"
+            "u",
+            "undo",
+            "Undo",
+            show=False,
+            id="store.undo",
+            tooltip="Undo the newest transaction (asks first)",
         ),
         Binding(
             "ctrl+r",
             "reload",
             "Reload",
+            show=False,
             id="store.reload",
             tooltip="Read the store again (after an outside change)",
         ),
@@ -782,18 +788,32 @@ class MemtuiApp(GuardedHandlers, App[None]):
         return commands
 
     def update_status(self) -> None:
+        """One line that fits: a long path shortens to the file name, then the sort and
+        theme give way, before anything is cut."""
         status = self.home.query_one("#status", Static)
+        width = (status.size.width or self.size.width) - 2  # the padding
+        for brief in range(3):
+            text = self._status_text(brief)
+            if text.cell_len <= width:
+                break
+        text.truncate(max(1, width), overflow="ellipsis")
+        status.update(text)
+
+    def _status_text(self, brief: int) -> Text:
         text = Text()
         if self.outside_change:
             text.append(" changed on disk: ctrl+r reloads ", style="bold reverse")
             text.append(" ")
         store = self.store
+        path = Path(self.store_path) if store is None else store.path
+        shown_path = one_line(str(path) if brief == 0 else path.name)
         if store is None:
-            text.append(one_line(self.store_path), style="dim")
+            text.append(shown_path, style="dim")
             text.append(" · failed to open" if self.load_problem else " · opening…")
         else:
-            text.append(one_line(str(store.path)), style="bold")
-            text.append(f" ({store.format_name})", style="dim")
+            text.append(shown_path, style="bold")
+            if brief < 2:
+                text.append(f" ({store.format_name})", style="dim")
             text.append(f" · {len(self.model.memories):,} entries · {len(self.model.view):,} shown")
             if self.model.marked:
                 text.append(f" · {len(self.model.marked):,} marked", style="bold")
@@ -808,8 +828,11 @@ class MemtuiApp(GuardedHandlers, App[None]):
             text.append(f" · {one_line(described)}", style="bold")
         arrow = "↓" if self.model.descending else "↑"
         sort_name = next((c.title or "status" for c in COLUMNS if c.key == self.model.sort_key), "")
-        text.append(f" · sort {sort_name}{arrow} · theme {self.theme}", style="dim")
-        status.update(text)
+        if brief < 2:
+            text.append(f" · sort {sort_name}{arrow}", style="dim")
+        if brief < 1:
+            text.append(f" · theme {self.theme}", style="dim")
+        return text
 
 
 class HomeScreen(GuardedHandlers, Screen[None]):
@@ -822,6 +845,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
             "f",
             "app.quick_filters",
             "Filters",
+            show=False,
             id="view.quick_filters",
             tooltip="Filter by status, user, category, source",
         ),
@@ -829,6 +853,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
             "full_stop",
             "app.toggle_hidden",
             "Hidden",
+            show=False,
             id="view.hidden",
             tooltip="Show or hide merged, superseded and deleted entries",
         ),
@@ -836,6 +861,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
             "l",
             "app.lineage",
             "Lineage",
+            show=False,
             id="entry.lineage",
             tooltip="The superseded/merged chain of the entry",
         ),
@@ -862,6 +888,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
             "v",
             "app.toggle_detail",
             "Detail",
+            show=False,
             id="view.detail",
             tooltip="Show or hide the detail pane (hidden at first below 100 columns)",
         ),
@@ -893,10 +920,12 @@ class HomeScreen(GuardedHandlers, Screen[None]):
                 yield MemoryTable(app.model, id="table")
             yield DetailPane(id="detail")
         yield Static(id="status")
-        yield Footer()
+        # the keys that fit 80 columns; ? lists every key, ctrl+p every command
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.app.home_ready()  # type: ignore[attr-defined]
 
     def on_resize(self) -> None:
         self.app.fit_detail()  # type: ignore[attr-defined]
+        self.app.update_status()  # type: ignore[attr-defined]

@@ -105,7 +105,7 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
                 yield Static(id="histogram")
                 yield OptionList(id="list")
             yield VerticalScroll(Static(id="members-body"), id="members")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.recompute()

@@ -162,7 +162,7 @@ class DecayScreen(GuardedHandlers, Screen[None]):
         with Horizontal(id="store"):
             yield VerticalScroll(Static(id="bins-body"), id="bins")
             yield VerticalScroll(Static(id="going-body"), id="going")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.refresh_all()

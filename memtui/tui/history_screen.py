@@ -92,7 +92,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
         with Horizontal(id="body"):
             yield OptionList(id="list")
             yield VerticalScroll(Static(id="detail-body"), id="detail")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.reload()

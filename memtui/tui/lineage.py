@@ -100,7 +100,7 @@ class LineageScreen(GuardedHandlers, Screen[None]):
         if not chain.supersedes:
             older.add_leaf(Text("nothing: it replaced no entry", style="dim"), data=None)
         yield tree
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def action_restore(self) -> None:
         tree = self.query_one("#lineage-tree", Tree)

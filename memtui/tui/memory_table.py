@@ -40,7 +40,9 @@ class MemoryTable(GuardedHandlers, ScrollView, can_focus=True):
         Binding("home", "jump(0)", "First", show=False, id="table.first"),
         Binding("end", "jump(-1)", "Last", show=False, id="table.last"),
         Binding("space", "mark", "Mark", id="table.mark", tooltip="Mark or unmark the entry"),
-        Binding("o", "sort_next", "Sort", id="table.sort", tooltip="Sort by the next column"),
+        Binding(
+            "o", "sort_next", "Sort", show=False, id="table.sort", tooltip="Sort by the next column"
+        ),
         Binding(
             "O",
             "sort_reverse",

@@ -127,7 +127,7 @@ class MergeScreen(GuardedHandlers, Screen[None]):
                 yield Label("The merged text (edit it to use your own words):")
                 yield TextArea(id="editor", soft_wrap=True)
             yield VerticalScroll(Static(id="result-body"), id="result")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.refresh_preview()

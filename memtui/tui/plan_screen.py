@@ -45,6 +45,7 @@ from memtui.views import entries, shorten
 if TYPE_CHECKING:
     from memtui.llm import LlmSettings
 
+NO_MODEL = "The model pass is off: set [llm] url and model in the config file to use it."
 CHUNK = 100  # actions added to the tree at a time
 OPEN_AT_FIRST = 40  # kinds with at most this many actions start expanded
 
@@ -157,6 +158,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
             "A",
             "decide_kind(True)",
             "Approve kind",
+            show=False,
             id="plan.approve_kind",
             tooltip="Approve every action of the highlighted kind",
         ),
@@ -164,6 +166,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
             "R",
             "decide_kind(False)",
             "Reject kind",
+            show=False,
             id="plan.reject_kind",
             tooltip="Reject every action of the highlighted kind",
         ),
@@ -174,8 +177,8 @@ class PlanScreen(GuardedHandlers, Screen[None]):
             id="plan.commit",
             tooltip="Show what the approved actions do, then apply them (y) or not (n)",
         ),
-        Binding("w", "save", "Save plan", id="plan.save"),
-        Binding("o", "load", "Load plan", id="plan.load"),
+        Binding("w", "save", "Save", id="plan.save", tooltip="Save the plan to a file"),
+        Binding("o", "load", "Load plan", show=False, id="plan.load"),
         Binding(
             "escape",
             "back",
@@ -186,8 +189,10 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     ]
     DEFAULT_CSS = """
     PlanScreen #chooser { height: auto; padding: 0 1; }
-    PlanScreen #chooser Select { width: 30; }
-    PlanScreen #chooser Button { margin-left: 2; }
+    PlanScreen #chooser Select { width: 24; }
+    PlanScreen #chooser Button { margin-left: 1; min-width: 8; }
+    PlanScreen #chooser Checkbox { width: 1fr; height: 3; }
+    PlanScreen #llm-why { padding: 0 1; height: auto; }
     PlanScreen #progress-box { height: auto; padding: 0 1; }
     PlanScreen #summary { background: $panel; padding: 0 1; height: auto; }
     PlanScreen #review { height: 1fr; }
@@ -217,12 +222,14 @@ class PlanScreen(GuardedHandlers, Screen[None]):
             )
             yield Button("Plan", id="run", variant="primary")
             yield Checkbox(
-                f"with the model ({self.llm.model})" if self.llm else "with the model",
+                f"with {self.llm.model}" if self.llm else "with the model",
                 value=False,
                 disabled=self.llm is None,
                 id="use-llm",
-                tooltip=None if self.llm else "configure [llm] url and model first",
+                tooltip=None if self.llm else NO_MODEL,
             )
+        if self.llm is None:
+            yield Static(Text(NO_MODEL, style="dim"), id="llm-why")
         with Vertical(id="progress-box"):
             yield Label("", id="stage")
             yield ProgressBar(total=1.0, show_eta=False, id="progress")
@@ -237,7 +244,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
         with Horizontal(id="review"):
             yield ActionTree(Text("actions"), id="actions")
             yield VerticalScroll(Static(id="action-detail-body"), id="action-detail")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.query_one("#progress-box").display = False
