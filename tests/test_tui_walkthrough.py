@@ -15,6 +15,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Tree
 
 from memtui import locations
+from memtui.curate import History
 from memtui.model import Status
 from memtui.stores import open_store
 from memtui.tui import make_app
@@ -614,3 +615,72 @@ async def test_the_status_bar_fits_with_a_long_path(tmp_path: Path) -> None:
         await pilot.pause()
         line = status_text(app)
         assert len(line) <= 78 and "+hidden" in line and "60 entries" in line
+
+
+# -- the monkey: random keys on every screen ---------------------------------------------------
+
+QUITTING = {"q", "ctrl+q", "ctrl+c", "ctrl+p"}  # the palette can run Quit too
+
+
+def every_key() -> list[str]:
+    from memtui.tui.clusters_screen import ClustersScreen
+    from memtui.tui.decay_screen import DecayScreen
+    from memtui.tui.history_screen import HistoryScreen
+    from memtui.tui.memory_table import MemoryTable
+    from memtui.tui.plan_screen import PathScreen
+    from memtui.tui.screens import FilterScreen
+
+    classes = (
+        MemtuiApp,
+        HomeScreen,
+        MemoryTable,
+        LineageScreen,
+        MergeScreen,
+        PlanScreen,
+        PathScreen,
+        ClustersScreen,
+        DecayScreen,
+        HistoryScreen,
+        ConfirmScreen,
+        HelpScreen,
+        FilterScreen,
+    )
+    keys = {
+        key.strip()
+        for cls in classes
+        for binding in cls.BINDINGS
+        for key in binding.key.split(",")  # type: ignore[union-attr]
+    }
+    keys |= {"enter", "tab", "shift+tab", "up", "down", "escape", "backspace", "y", "n"}
+    keys |= set("abc xyz")
+    return sorted(keys - QUITTING)
+
+
+@pytest.mark.parametrize("seed", [11])
+async def test_a_thousand_random_keys_break_nothing(
+    seed: int, demo_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import random
+
+    monkeypatch.chdir(demo_copy.parent)  # a plan saved by chance lands here
+    keys = every_key()
+    rng = random.Random(seed)
+    before = {m.id: m.status for m in open_store(demo_copy).memories()}
+    app = app_for(demo_copy)
+    async with app.run_test(size=(120, 34)) as pilot:
+        await ready(pilot)
+        for _ in range(1000):
+            await pilot.press(rng.choice(keys))
+        await ready(pilot)
+        assert app.errors_reported == 0, notices(app)
+        assert app.return_code is None
+    assert not (locations.data_dir() / "tui-errors.log").exists()
+    # the store loads, its ledger reads, and undoing every commit (newest first) gives back
+    # the entries it started with
+    store = open_store(demo_copy)
+    History.of(store)
+    made = [t for t in store.history() if t.kind != "demo"]
+    for tx in made:
+        if tx.id not in store.undone() and tx.undoes is None:
+            store.undo(tx.id, now=NOW)
+    assert {m.id: m.status for m in open_store(demo_copy).memories()} == before
