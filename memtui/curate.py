@@ -342,7 +342,11 @@ def restore(store: Store, ident: str, *, now: datetime) -> Transaction:
         before = store.find(member.id)
         image = history.latest(member.id)
         back = member.with_(
-            status=Status.ACTIVE, superseded_by=None, superseded_at=None, updated_at=now
+            status=Status.ACTIVE,
+            superseded_by=None,
+            superseded_at=None,
+            updated_at=now,
+            extra={k: v for k, v in member.extra.items() if k != "supersede_reason"},
         )
         position = image.position if image is not None and before is None else None
         changes[member.id] = Change(before if before is not None else member, back, None, position)
@@ -368,6 +372,7 @@ def restore(store: Store, ident: str, *, now: datetime) -> Transaction:
             bring_back(member)
         unit = entry.status is Status.MERGED and successor is not None
         created = history.created_by_merge(successor_id) if successor is not None else None
+        current = store.find(successor_id)
         if successor is not None and successor.status is Status.ACTIVE:
             if unit and (
                 created
@@ -378,9 +383,14 @@ def restore(store: Store, ident: str, *, now: datetime) -> Transaction:
             else:
                 remaining = tuple(s for s in successor.supersedes if s not in changes)
                 after = successor.with_(supersedes=remaining, updated_at=now)
-                what = f"{successor_id} no longer supersedes them"
-            current = store.find(successor_id)
+                what = f"{successor_id} no longer supersedes {'them' if len(members) > 1 else 'it'}"
             changes[successor_id] = Change(current if current is not None else successor, after)
+        elif current is not None:  # the successor is itself retired: it forgets them too
+            remaining = tuple(s for s in current.supersedes if s not in changes)
+            changes[successor_id] = Change(
+                current, current.with_(supersedes=remaining, updated_at=now)
+            )
+            what = f"{successor_id} no longer supersedes {'them' if len(members) > 1 else 'it'}"
         else:
             what = "its successor is gone"
         names = ", ".join(m.id for m in members)

@@ -167,3 +167,32 @@ def test_history(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-de
     assert snap_compare(
         make_app(demo, now=NOW, watch_interval=0), terminal_size=SIZE, run_before=run_before
     )
+
+
+SMALL = (80, 24)
+
+
+def test_home_80x24(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(
+        make_app(demo, now=NOW, watch_interval=0), terminal_size=SMALL, run_before=settle
+    )
+
+
+def test_help_80x24(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(
+        make_app(demo, now=NOW, watch_interval=0),
+        terminal_size=SMALL,
+        press=["question_mark"],
+        run_before=settle,
+    )
+
+
+def test_plan_review_80x24(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def run_before(pilot: Pilot) -> None:
+        await _open(pilot, "p")
+        await pilot.press("down", "down")
+        await pilot.pause(0.2)
+
+    assert snap_compare(
+        make_app(demo, now=NOW, watch_interval=0), terminal_size=SMALL, run_before=run_before
+    )

@@ -52,5 +52,6 @@ def run_app(store: str | None, service: Service) -> int:
     path, hint = resolve_store(store, settings, service.now())
     fixed = service.now() if os.environ.get("MEMTUI_NOW") else None
     config = settings.path or locations.config_file()
-    make_app(path, settings, now=fixed, config_path=config, hint=hint).run()
-    return 0
+    app = make_app(path, settings, now=fixed, config_path=config, hint=hint)
+    app.run()
+    return app.return_code or 0

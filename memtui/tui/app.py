@@ -8,16 +8,18 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Static
+from textual.worker import Worker, WorkerState
 
 from memtui import curate
 from memtui.config import Settings, llm_settings, save_setting
@@ -30,6 +32,7 @@ from memtui.tui.clusters_screen import ClustersScreen
 from memtui.tui.commands import MemtuiCommands
 from memtui.tui.decay_screen import DecayScreen
 from memtui.tui.detail import DetailPane
+from memtui.tui.failures import GuardedHandlers, log_traceback, one_line_report
 from memtui.tui.history_screen import HistoryScreen
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.memory_table import MemoryTable
@@ -55,10 +58,10 @@ if TYPE_CHECKING:
 PaletteCommand = tuple[str, str, Callable[[], object]]
 
 
-class MemtuiApp(App[None]):
+class MemtuiApp(GuardedHandlers, App[None]):
     TITLE = "memtui"
     CSS_PATH = "memtui.tcss"
-    COMMANDS: ClassVar = {*App.COMMANDS, MemtuiCommands}
+    COMMANDS: ClassVar = {MemtuiCommands}  # Textual's system commands included
     ENABLE_COMMAND_PALETTE = True
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave memtui"),
@@ -66,12 +69,18 @@ class MemtuiApp(App[None]):
             "question_mark", "help", "Help", id="app.help", tooltip="Every key and what it does"
         ),
         Binding(
-            "u", "undo", "Undo", id="store.undo", tooltip="Undo the newest transaction (asks first)"
+            "u",
+            "undo",
+            "Undo",
+            show=False,
+            id="store.undo",
+            tooltip="Undo the newest transaction (asks first)",
         ),
         Binding(
             "ctrl+r",
             "reload",
             "Reload",
+            show=False,
             id="store.reload",
             tooltip="Read the store again (after an outside change)",
         ),
@@ -102,12 +111,95 @@ class MemtuiApp(App[None]):
         self.theme_problems: list[str] = []
         self.detail_choice: bool | None = None  # None: by terminal width
         self.commits_settled = 0  # commits that ended, either way (tests wait on it)
+        self.exit_code = 0  # 1 once the store failed to open: the process says so
+        self.errors_reported = 0  # exceptions shown as one line (the monkey test reads it)
+        self._fatal_line = ""
+        self._saved_theme = ""  # the theme the config file holds (or memtui started with)
         self._detail_timer: Timer | None = None
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
 
     def now(self) -> datetime:
         return self.fixed_now or datetime.now(UTC)
+
+    def _on_key(self, event: events.Key) -> None:
+        # (Textual calls App._on_key after this one unless the default is prevented)
+        focused = self.focused
+        if isinstance(focused, Input) and event.is_printable:
+            # an input stops the text it takes: this key was queued for another widget before
+            # a key (`/`) moved focus to the input, so it is the input's text, not a command
+            event.prevent_default()
+            focused.post_message(events.Key(event.key, event.character))
+
+    # -- leaving ------------------------------------------------------------------------------
+
+    def _unsaved(self, screens: list[Screen[object]]) -> list[str]:
+        found = []
+        for screen in screens:
+            unsaved = getattr(screen, "unsaved", None)
+            what = unsaved() if unsaved is not None else None
+            if what:
+                found.append(what)
+        return found
+
+    def leave_screen(self, screen: Screen[object]) -> None:
+        """Close `screen`; when it holds work not yet applied or saved, ask first."""
+
+        def leave(yes: bool | None = True) -> None:
+            if yes and self.screen is screen:
+                self.pop_screen()
+
+        lost = self._unsaved([screen])
+        if not lost:
+            leave()
+            return
+        body = Text("Leaving drops " + "; ".join(lost) + ".")
+        self.push_screen(ConfirmScreen("Leave without saving?", body), leave)
+
+    async def action_quit(self) -> None:
+        if isinstance(self.screen, ConfirmScreen):
+            return  # a question is open: y or n first
+        lost = self._unsaved(self.screen_stack)
+        if not lost:
+            self.exit(return_code=self.exit_code)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit(return_code=self.exit_code)
+
+        body = Text("Quitting drops " + "; ".join(lost) + ".")
+        self.push_screen(ConfirmScreen("Quit without saving?", body), answered)
+
+    # -- bugs ---------------------------------------------------------------------------------
+
+    def report_error(self, error: BaseException) -> None:
+        """An exception escaped a handler that can go on: one line on screen, the traceback
+        in the log."""
+        self.errors_reported += 1
+        line = one_line_report(error, log_traceback(error))
+        self.notify(line, title="Bug", severity="error", timeout=30, markup=False)
+
+    async def _dispatch_action(self, namespace: DOMNode, action_name: str, params: Any) -> bool:
+        try:
+            return await super()._dispatch_action(namespace, action_name, params)
+        except Exception as error:
+            self.report_error(error)
+            return True
+
+    def _handle_exception(self, error: Exception) -> None:
+        # Textual ends the app here (the loop that raised cannot go on): say it in one line
+        self._fatal_line = one_line_report(error, log_traceback(error))
+        super()._handle_exception(error)
+
+    def _fatal_error(self) -> None:
+        self.bell()
+        self._exit_renderables.append(Text(self._fatal_line))
+        self._close_messages_no_wait()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "commit" and event.state is WorkerState.ERROR:
+            self.commits_settled += 1  # a commit that raised has ended too
 
     @property
     def home(self) -> Screen[object]:
@@ -143,6 +235,7 @@ class MemtuiApp(App[None]):
         else:
             self.theme = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
             self.theme_problems.append(f"theme {wanted!r} is unknown; using {self.theme}")
+        self._saved_theme = self.theme
         for problem in self.theme_problems:
             self.notify(problem, title="Theme", severity="warning")
         self.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -235,6 +328,7 @@ class MemtuiApp(App[None]):
         self.store = message.store
         self.outside_change = False
         self.load_problem = None
+        self.exit_code = 0
         self.model.now = self.now()
         self._show_entries(message.memories)
         self.home.query_one("#message").display = False
@@ -279,6 +373,9 @@ class MemtuiApp(App[None]):
         widget.update(text)
         widget.display = True
         self.home.query_one(MemoryTable).display = False
+        self.home.query_one("#filter", Input).display = False
+        self.home.set_focus(None)  # keys go to the screen: q quits, ctrl+r reloads
+        self.exit_code = 1
         self.update_status()
 
     @on(HistoryReady)
@@ -313,6 +410,8 @@ class MemtuiApp(App[None]):
             changed = getattr(screen, "store_changed", None)
             if changed is not None:
                 changed()
+        # marks were for a change to these entries: once changed, they are spent
+        self.model.marked -= set(message.transaction.memory_ids)
         store = self.store
         if store is not None:
             self._show_entries(store.memories())
@@ -352,9 +451,12 @@ class MemtuiApp(App[None]):
     # -- filter -------------------------------------------------------------------------------
 
     def action_filter(self) -> None:
+        if self._needs_store() is None:
+            return
         box = self.home.query_one("#filter", Input)
         box.display = True
-        box.focus()
+        # now, not after the keys already queued: they are the filter's text
+        self.home.set_focus(box)
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -368,11 +470,17 @@ class MemtuiApp(App[None]):
         self.home.query_one(MemoryTable).focus()
 
     def action_clear_filter(self) -> None:
+        """escape: the filter first, then every mark."""
         box = self.home.query_one("#filter", Input)
         if box.display or self.model.query:
             box.value = ""
             box.display = False
             self.home.query_one(MemoryTable).focus()
+        elif self.model.marked:
+            count = len(self.model.marked)
+            self.model.marked.clear()
+            self.home.query_one(MemoryTable).refresh_view()
+            self.notify(f"{count:,} marks cleared.", timeout=3)
 
     def action_quick_filters(self) -> None:
         def chosen(filters: QuickFilters | None) -> None:
@@ -439,9 +547,10 @@ class MemtuiApp(App[None]):
         if len(marked) < 2:
             self.notify("Mark two or more entries with space, then press m.", severity="warning")
             return
-        self.open_merge(marked)
+        self.open_merge(marked, hidden=self.model.marked_hidden())
 
-    def open_merge(self, members: list[Memory]) -> None:
+    def open_merge(self, members: list[Memory], hidden: int = 0) -> None:
+        """The merge screen with exactly these entries; `hidden` of them are not on screen."""
         users = sorted({str(m.user_id) for m in members})
         if len(users) > 1:
             self.notify(
@@ -452,15 +561,25 @@ class MemtuiApp(App[None]):
                 timeout=8,
             )
             return
-        retired = [m.id for m in members if not m.visible]
+        store = self.store
+        if store is None:
+            return
+        # as the store has them now: a list on screen may predate a merge
+        now_in_store = [store.find(m.id) for m in members]
+        retired = [
+            m.id for m, cur in zip(members, now_in_store, strict=True) if not cur or not cur.visible
+        ]
         if retired:
             self.notify(
-                f"{', '.join(retired)} is already merged or superseded; restore it first.",
-                severity="error",
+                one_line(
+                    f"{', '.join(retired)} is already merged or superseded; restore it first."
+                ),
+                title="Not merged",
+                severity="warning",
             )
             return
-        assert self.store is not None
-        self.push_screen(MergeScreen(self.store, members, self.now()))
+        members = [m for m in now_in_store if m is not None]
+        self.push_screen(MergeScreen(store, members, self.now(), hidden=hidden))
 
     def action_plan(self) -> None:
         store = self._needs_store()
@@ -546,6 +665,13 @@ class MemtuiApp(App[None]):
             "Roll back?", body, job, lambda t: f"Rolled back to {backup.name} (transaction {t.id})."
         )
 
+    def action_nothing_prepared(self) -> None:
+        self.notify(
+            "Nothing is prepared to save here: mark entries (space) and press m to merge, "
+            "p to review a plan, u to undo.",
+            severity="warning",
+        )
+
     def action_reload(self) -> None:
         self.load_store(reloaded=True)
 
@@ -597,6 +723,9 @@ class MemtuiApp(App[None]):
 
     def _theme_changed(self, theme: object) -> None:
         self.update_status()
+        if self.theme == self._saved_theme:
+            return  # the theme memtui started with: nothing to write
+        self._saved_theme = self.theme
         if self.config_path is not None:
             try:
                 save_setting(self.config_path, "ui", "theme", self.theme)
@@ -664,21 +793,38 @@ class MemtuiApp(App[None]):
         return commands
 
     def update_status(self) -> None:
+        """One line that fits: a long path shortens to the file name, then the sort and
+        theme give way, before anything is cut."""
         status = self.home.query_one("#status", Static)
+        width = (status.size.width or self.size.width) - 2  # the padding
+        for brief in range(3):
+            text = self._status_text(brief)
+            if text.cell_len <= width:
+                break
+        text.truncate(max(1, width), overflow="ellipsis")
+        status.update(text)
+
+    def _status_text(self, brief: int) -> Text:
         text = Text()
         if self.outside_change:
             text.append(" changed on disk: ctrl+r reloads ", style="bold reverse")
             text.append(" ")
         store = self.store
+        path = Path(self.store_path) if store is None else store.path
+        shown_path = one_line(str(path) if brief == 0 else path.name)
         if store is None:
-            text.append(one_line(self.store_path), style="dim")
+            text.append(shown_path, style="dim")
             text.append(" · failed to open" if self.load_problem else " · opening…")
         else:
-            text.append(one_line(str(store.path)), style="bold")
-            text.append(f" ({store.format_name})", style="dim")
+            text.append(shown_path, style="bold")
+            if brief < 2:
+                text.append(f" ({store.format_name})", style="dim")
             text.append(f" · {len(self.model.memories):,} entries · {len(self.model.view):,} shown")
             if self.model.marked:
                 text.append(f" · {len(self.model.marked):,} marked", style="bold")
+                hidden = self.model.marked_hidden()
+                if hidden:
+                    text.append(f", {hidden:,} hidden by the filter", style="bold")
         if self.model.query:
             text.append(" · filter ")
             text.append(repr(self.model.query), style="bold")
@@ -687,19 +833,24 @@ class MemtuiApp(App[None]):
             text.append(f" · {one_line(described)}", style="bold")
         arrow = "↓" if self.model.descending else "↑"
         sort_name = next((c.title or "status" for c in COLUMNS if c.key == self.model.sort_key), "")
-        text.append(f" · sort {sort_name}{arrow} · theme {self.theme}", style="dim")
-        status.update(text)
+        if brief < 2:
+            text.append(f" · sort {sort_name}{arrow}", style="dim")
+        if brief < 1:
+            text.append(f" · theme {self.theme}", style="dim")
+        return text
 
 
-class HomeScreen(Screen[None]):
+class HomeScreen(GuardedHandlers, Screen[None]):
     """The memory table with the detail pane: where memtui starts."""
 
+    AUTO_FOCUS = ""  # the table takes focus once the store is open, nothing before
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "app.filter", "Filter", id="view.filter", tooltip="Filter as you type"),
         Binding(
             "f",
             "app.quick_filters",
             "Filters",
+            show=False,
             id="view.quick_filters",
             tooltip="Filter by status, user, category, source",
         ),
@@ -707,6 +858,7 @@ class HomeScreen(Screen[None]):
             "full_stop",
             "app.toggle_hidden",
             "Hidden",
+            show=False,
             id="view.hidden",
             tooltip="Show or hide merged, superseded and deleted entries",
         ),
@@ -714,6 +866,7 @@ class HomeScreen(Screen[None]):
             "l",
             "app.lineage",
             "Lineage",
+            show=False,
             id="entry.lineage",
             tooltip="The superseded/merged chain of the entry",
         ),
@@ -740,10 +893,26 @@ class HomeScreen(Screen[None]):
             "v",
             "app.toggle_detail",
             "Detail",
+            show=False,
             id="view.detail",
             tooltip="Show or hide the detail pane (hidden at first below 100 columns)",
         ),
-        Binding("escape", "app.clear_filter", "Clear filter", show=False, id="view.clear_filter"),
+        Binding(
+            "ctrl+s",
+            "app.nothing_prepared",
+            "Save",
+            show=False,
+            id="view.nothing_prepared",
+            tooltip="Here nothing is prepared: says how to prepare a change",
+        ),
+        Binding(
+            "escape",
+            "app.clear_filter",
+            "Clear",
+            show=False,
+            id="view.clear_filter",
+            tooltip="Clear the filter; pressed again (or with no filter), clear every mark",
+        ),
     ]
 
     def compose(self) -> ComposeResult:
@@ -756,10 +925,12 @@ class HomeScreen(Screen[None]):
                 yield MemoryTable(app.model, id="table")
             yield DetailPane(id="detail")
         yield Static(id="status")
-        yield Footer()
+        # the keys that fit 80 columns; ? lists every key, ctrl+p every command
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.app.home_ready()  # type: ignore[attr-defined]
 
     def on_resize(self) -> None:
         self.app.fit_detail()  # type: ignore[attr-defined]
+        self.app.update_status()  # type: ignore[attr-defined]

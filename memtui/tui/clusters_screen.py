@@ -28,6 +28,7 @@ from memtui.model import Memory, Status
 from memtui.stores import Store
 from memtui.textsafe import literal, one_line
 from memtui.tui.chart import histogram
+from memtui.tui.failures import GuardedHandlers
 from memtui.views import shorten
 
 STEP = 0.05
@@ -60,7 +61,7 @@ def size_bins(clusters: list[list[str]]) -> list[tuple[str, int]]:
     return [(f"{s}{'+' if s == 10 else ''}", sizes[s]) for s in sorted(sizes)]
 
 
-class ClustersScreen(Screen[None]):
+class ClustersScreen(GuardedHandlers, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("plus,equals_sign", "threshold(1)", "+ threshold", id="clusters.up"),
         Binding("minus", "threshold(-1)", "- threshold", id="clusters.down"),
@@ -104,7 +105,7 @@ class ClustersScreen(Screen[None]):
                 yield Static(id="histogram")
                 yield OptionList(id="list")
             yield VerticalScroll(Static(id="members-body"), id="members")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.recompute()
@@ -185,6 +186,12 @@ class ClustersScreen(Screen[None]):
         if event.value != self.method:
             self.method = str(event.value)
             self.recompute()
+
+    def store_changed(self) -> None:
+        """A commit (a merge from here) changed the store: the clusters are computed again."""
+        self.by_id = {m.id: m for m in self.store.memories()}
+        self.result = None
+        self.recompute()
 
     def action_threshold(self, direction: int) -> None:
         self.threshold = round(min(1.0, max(STEP, self.threshold + direction * STEP)), 2)

@@ -26,6 +26,7 @@ from memtui.model import Memory, Status
 from memtui.stores import Store
 from memtui.textsafe import one_line
 from memtui.tui.chart import ChartData, ChartView, Series, histogram
+from memtui.tui.failures import GuardedHandlers
 from memtui.views import shorten
 
 HORIZONS = (7, 14, 30, 60, 90, 180, 365)
@@ -120,7 +121,7 @@ def store_decay(
     return StoreDecay(horizon, [(name, counts[name]) for name in order if counts[name]], going)
 
 
-class DecayScreen(Screen[None]):
+class DecayScreen(GuardedHandlers, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "right_square_bracket",
@@ -164,7 +165,7 @@ class DecayScreen(Screen[None]):
         with Horizontal(id="store"):
             yield VerticalScroll(Static(id="bins-body"), id="bins")
             yield VerticalScroll(Static(id="going-body"), id="going")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.refresh_all()

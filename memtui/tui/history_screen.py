@@ -18,6 +18,7 @@ from memtui.stores import Backup, Store, Transaction
 from memtui.textsafe import one_line
 from memtui.times import format_iso
 from memtui.tui.diff import record_change
+from memtui.tui.failures import GuardedHandlers
 from memtui.views import entries, shorten
 
 
@@ -52,7 +53,7 @@ def transaction_detail(tx: Transaction, undone_by: int | None) -> Text:
     return text
 
 
-class HistoryScreen(Screen[None]):
+class HistoryScreen(GuardedHandlers, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "u",
@@ -91,7 +92,7 @@ class HistoryScreen(Screen[None]):
         with Horizontal(id="body"):
             yield OptionList(id="list")
             yield VerticalScroll(Static(id="detail-body"), id="detail")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.reload()

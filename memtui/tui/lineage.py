@@ -15,6 +15,7 @@ from memtui.curate import Lineage
 from memtui.model import STATUS_SYMBOL, Memory, Status
 from memtui.textsafe import one_line
 from memtui.times import format_iso
+from memtui.tui.failures import GuardedHandlers
 from memtui.views import shorten
 
 
@@ -36,13 +37,15 @@ def _link_text(chain: Lineage, older: str, newer: str) -> Text:
         ):
             when = (event["at"] or "")[:19].replace("T", " ")
             who = "source data" if event["tx"] is None else f"#{event['tx']} {event['actor']}"
-            return Text(f"{when}  {who} {event['kind']}: {one_line(event['reason'])}", style="dim")
+            why = one_line(event["reason"] or "")
+            said = f": {why}" if why else " (no reason recorded)"
+            return Text(f"{when}  {who} {event['kind']}{said}", style="dim")
     if record is not None and record.superseded_at is not None:
         return Text(f"{format_iso(record.superseded_at)[:19]}  source data", style="dim")
     return Text("when and why unknown", style="dim")
 
 
-class LineageScreen(Screen[None]):
+class LineageScreen(GuardedHandlers, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,l", "app.pop_screen", "Back", id="lineage.back"),
         Binding(
@@ -97,7 +100,7 @@ class LineageScreen(Screen[None]):
         if not chain.supersedes:
             older.add_leaf(Text("nothing: it replaced no entry", style="dim"), data=None)
         yield tree
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def action_restore(self) -> None:
         tree = self.query_one("#lineage-tree", Tree)

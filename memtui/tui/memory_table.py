@@ -19,6 +19,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from memtui.model import HIDDEN_STATUSES, Memory
+from memtui.tui.failures import GuardedHandlers
 from memtui.tui.table_model import COLUMNS, Column, TableModel, layout
 
 _BAR = " ▏▎▍▌▋▊▉█"
@@ -30,7 +31,7 @@ def importance_bar(value: float, width: int = 5) -> str:
     return ("█" * full + (_BAR[part] if part else "")).ljust(width)
 
 
-class MemoryTable(ScrollView, can_focus=True):
+class MemoryTable(GuardedHandlers, ScrollView, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor(-1)", "Up", show=False, id="table.up"),
         Binding("down,j", "cursor(1)", "Down", show=False, id="table.down"),
@@ -39,7 +40,9 @@ class MemoryTable(ScrollView, can_focus=True):
         Binding("home", "jump(0)", "First", show=False, id="table.first"),
         Binding("end", "jump(-1)", "Last", show=False, id="table.last"),
         Binding("space", "mark", "Mark", id="table.mark", tooltip="Mark or unmark the entry"),
-        Binding("o", "sort_next", "Sort", id="table.sort", tooltip="Sort by the next column"),
+        Binding(
+            "o", "sort_next", "Sort", show=False, id="table.sort", tooltip="Sort by the next column"
+        ),
         Binding(
             "O",
             "sort_reverse",
@@ -144,9 +147,11 @@ class MemoryTable(ScrollView, can_focus=True):
         self.action_cursor(1)
 
     def sort_by(self, key: str, descending: bool | None = None) -> None:
-        keep = self.current.id if self.current else None
+        """A new order starts at its first row."""
         self.model.set_sort(key, descending)
-        self.refresh_view(keep)
+        self.refresh_view()
+        self.cursor = 0
+        self.scroll_to(y=0, animate=False, immediate=True)
 
     def action_sort_next(self) -> None:
         keys = [c.key for c, _ in self._columns] or [c.key for c in COLUMNS]

@@ -19,6 +19,7 @@ from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.stores import Store
 from memtui.textsafe import literal, one_line
+from memtui.tui.failures import GuardedHandlers
 from memtui.views import entries, shorten
 
 STRATEGIES = (
@@ -67,7 +68,7 @@ def result_text(merged: Memory, retired: list[Memory]) -> Text:
     return text
 
 
-class MergeScreen(Screen[None]):
+class MergeScreen(GuardedHandlers, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "ctrl+s",
@@ -76,7 +77,9 @@ class MergeScreen(Screen[None]):
             id="merge.commit",
             tooltip="Show what will happen, then merge (y) or not (n)",
         ),
-        Binding("escape", "app.pop_screen", "Back", id="merge.back"),
+        Binding(
+            "escape", "back", "Back", id="merge.back", tooltip="Leave (asks if you wrote text)"
+        ),
     ]
     DEFAULT_CSS = """
     MergeScreen #members { height: 40%; }
@@ -89,17 +92,23 @@ class MergeScreen(Screen[None]):
     MergeScreen #title { background: $panel; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, members: list[Memory], now: datetime) -> None:
+    def __init__(
+        self, store: Store, members: list[Memory], now: datetime, *, hidden: int = 0
+    ) -> None:
         super().__init__()
+        self.hidden = hidden
         self.store = store
         self.members = members
         self.now = now
         self.strategy = "rule"
         self.own_text: str | None = None
+        self.problem: str | None = None  # why the merge cannot be made as it stands
         self._programmatic = False
 
     def compose(self) -> ComposeResult:
         title = Text(f"Merge {entries(len(self.members))}", style="bold")
+        if self.hidden:
+            title.append(f" ({self.hidden} hidden by the filter)", style="bold yellow")
         title.append(
             f" of user {one_line(self.members[0].user_id or '-')} · ctrl+s merges, escape "
             "goes back",
@@ -118,7 +127,7 @@ class MergeScreen(Screen[None]):
                 yield Label("The merged text (edit it to use your own words):")
                 yield TextArea(id="editor", soft_wrap=True)
             yield VerticalScroll(Static(id="result-body"), id="result")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.refresh_preview()
@@ -135,12 +144,29 @@ class MergeScreen(Screen[None]):
         )
 
     def refresh_preview(self) -> None:
-        merged, retired = self.preview()
+        body = self.query_one("#result-body", Static)
+        try:
+            merged, retired = self.preview()
+        except MemtuiError as e:
+            self.problem = one_line(str(e))
+            text = Text("Cannot merge as it stands\n\n", style="bold")
+            text.append(self.problem, style="bold red")
+            text.append("\n\nctrl+s is off until this is fixed; escape goes back.", style="dim")
+            body.update(text)
+            self.refresh_bindings()
+            return
+        self.problem = None
+        self.refresh_bindings()
         if self.strategy != "own":
             editor = self.query_one("#editor", TextArea)
             self._programmatic = True
             editor.text = merged.content
-        self.query_one("#result-body", Static).update(result_text(merged, retired))
+        body.update(result_text(merged, retired))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "commit" and self.problem is not None:
+            return None  # shown, greyed out
+        return True
 
     @on(RadioSet.Changed, "#strategy")
     def _strategy(self, event: RadioSet.Changed) -> None:
@@ -161,7 +187,18 @@ class MergeScreen(Screen[None]):
         else:
             self.refresh_preview()
 
+    def action_back(self) -> None:
+        self.app.leave_screen(self)  # type: ignore[attr-defined]
+
+    def unsaved(self) -> str | None:
+        if self.strategy == "own" and self.own_text:
+            return "the merged text in your own words"
+        return None
+
     def action_commit(self) -> None:
+        if self.problem is not None:
+            self.notify(self.problem, title="Not merged", severity="warning")
+            return
         try:
             merged, retired = self.preview()
         except MemtuiError as e:

@@ -40,11 +40,13 @@ from memtui.errors import MemtuiError
 from memtui.stores import Store
 from memtui.textsafe import one_line
 from memtui.tui.diff import record_change
+from memtui.tui.failures import GuardedHandlers
 from memtui.views import entries, shorten
 
 if TYPE_CHECKING:
     from memtui.llm import LlmSettings
 
+NO_MODEL = "The model pass is off: set [llm] url and model in the config file to use it."
 CHUNK = 100  # actions added to the tree at a time
 OPEN_AT_FIRST = 40  # kinds with at most this many actions start expanded
 
@@ -68,7 +70,7 @@ class PlanFailed(Message):
         self.problem = problem
 
 
-class PathScreen(ModalScreen["str | None"]):
+class PathScreen(GuardedHandlers, ModalScreen["str | None"]):
     """Asks for a file path."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -96,6 +98,14 @@ class PathScreen(ModalScreen["str | None"]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class ActionTree(Tree[str]):
+    """The plan's actions: space decides (the screen's toggle), enter opens a kind."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("space", "screen.toggle", "Toggle", show=False),
+    ]
 
 
 def action_label(action: Action, approved: bool) -> Text:
@@ -140,7 +150,7 @@ def action_detail(action: Action) -> Text:
     return text
 
 
-class PlanScreen(Screen[None]):
+class PlanScreen(GuardedHandlers, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "decide(True)", "Approve", id="plan.approve"),
         Binding("r", "decide(False)", "Reject", id="plan.reject"),
@@ -149,6 +159,7 @@ class PlanScreen(Screen[None]):
             "A",
             "decide_kind(True)",
             "Approve kind",
+            show=False,
             id="plan.approve_kind",
             tooltip="Approve every action of the highlighted kind",
         ),
@@ -156,6 +167,7 @@ class PlanScreen(Screen[None]):
             "R",
             "decide_kind(False)",
             "Reject kind",
+            show=False,
             id="plan.reject_kind",
             tooltip="Reject every action of the highlighted kind",
         ),
@@ -166,8 +178,8 @@ class PlanScreen(Screen[None]):
             id="plan.commit",
             tooltip="Show what the approved actions do, then apply them (y) or not (n)",
         ),
-        Binding("w", "save", "Save plan", id="plan.save"),
-        Binding("o", "load", "Load plan", id="plan.load"),
+        Binding("w", "save", "Save", id="plan.save", tooltip="Save the plan to a file"),
+        Binding("o", "load", "Load plan", show=False, id="plan.load"),
         Binding(
             "escape",
             "back",
@@ -178,8 +190,10 @@ class PlanScreen(Screen[None]):
     ]
     DEFAULT_CSS = """
     PlanScreen #chooser { height: auto; padding: 0 1; }
-    PlanScreen #chooser Select { width: 30; }
-    PlanScreen #chooser Button { margin-left: 2; }
+    PlanScreen #chooser Select { width: 24; }
+    PlanScreen #chooser Button { margin-left: 1; min-width: 8; }
+    PlanScreen #chooser Checkbox { width: 1fr; height: 3; }
+    PlanScreen #llm-why { padding: 0 1; height: auto; }
     PlanScreen #progress-box { height: auto; padding: 0 1; }
     PlanScreen #summary { background: $panel; padding: 0 1; height: auto; }
     PlanScreen #review { height: 1fr; }
@@ -194,6 +208,7 @@ class PlanScreen(Screen[None]):
         self.llm = llm
         self.plan: Plan | None = None
         self.approved: set[str] = set()
+        self.kept: set[str] = set()  # the decisions as planned, loaded or last saved
         self._action_nodes: dict[str, TreeNode[str]] = {}
         self._kind_nodes: dict[str, TreeNode[str]] = {}
         self._by_kind: dict[str, list[Action]] = {}
@@ -209,12 +224,14 @@ class PlanScreen(Screen[None]):
             )
             yield Button("Plan", id="run", variant="primary")
             yield Checkbox(
-                f"with the model ({self.llm.model})" if self.llm else "with the model",
+                f"with {self.llm.model}" if self.llm else "with the model",
                 value=False,
                 disabled=self.llm is None,
                 id="use-llm",
-                tooltip=None if self.llm else "configure [llm] url and model first",
+                tooltip=None if self.llm else NO_MODEL,
             )
+        if self.llm is None:
+            yield Static(Text(NO_MODEL, style="dim"), id="llm-why")
         with Vertical(id="progress-box"):
             yield Label("", id="stage")
             yield ProgressBar(total=1.0, show_eta=False, id="progress")
@@ -227,13 +244,15 @@ class PlanScreen(Screen[None]):
             id="summary",
         )
         with Horizontal(id="review"):
-            yield Tree(Text("actions"), id="actions")
+            yield ActionTree(Text("actions"), id="actions")
             yield VerticalScroll(Static(id="action-detail-body"), id="action-detail")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.query_one("#progress-box").display = False
-        self.query_one("#actions", Tree).show_root = False
+        tree = self.query_one("#actions", Tree)
+        tree.show_root = False
+        tree.focus()  # keys typed while planning go to the review, not the profile chooser
         self.start()
 
     # -- planning -----------------------------------------------------------------------------
@@ -324,6 +343,7 @@ class PlanScreen(Screen[None]):
     def show_plan(self, plan: Plan) -> None:
         self.plan = plan
         self.approved = set(plan.default_approved())
+        self.kept = set(self.approved)
         tree = self.query_one("#actions", Tree)
         tree.clear()
         self._action_nodes.clear()
@@ -346,6 +366,7 @@ class PlanScreen(Screen[None]):
         self._relabel_kinds()
         self.update_summary()
         tree.focus()
+        tree.cursor_line = 0  # highlighted from the start: the first Down moves on
         if not plan.actions:
             self.notify("Nothing to do: the store is already consolidated for this profile.")
 
@@ -450,7 +471,10 @@ class PlanScreen(Screen[None]):
 
     def action_toggle(self) -> None:
         ident = self._highlighted()
-        if self.plan is None or ident is None or ":" in ident:
+        if self.plan is None or ident is None:
+            return
+        if ":" in ident:  # a kind or "more": nothing to decide, it opens or closes
+            self.query_one("#actions", Tree).action_toggle_node()
             return
         self.set_approved({ident}, ident not in self.approved)
 
@@ -505,6 +529,7 @@ class PlanScreen(Screen[None]):
                 except (MemtuiError, OSError) as e:
                     self.notify(one_line(str(e)), severity="error")
                     return
+                self.kept = set(self.approved)
                 self.notify(f"Plan saved to {path}; `memtui apply` reads it too.")
 
         self.app.push_screen(PathScreen("Save the plan to", suggested), chosen)
@@ -533,4 +558,11 @@ class PlanScreen(Screen[None]):
                 self.query_one("#progress-box").display = False
                 self.notify("Planning cancelled.")
                 return
-        self.app.pop_screen()
+        self.app.leave_screen(self)  # type: ignore[attr-defined]
+
+    def unsaved(self) -> str | None:
+        """What leaving now would drop, if anything."""
+        if self.plan is None or self.approved == self.kept:
+            return None
+        changed = len(self.approved ^ self.kept)
+        return f"{changed} plan decisions not applied or saved (w saves the plan, ctrl+s applies)"

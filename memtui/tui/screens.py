@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import ClassVar
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,10 +15,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Select, Static
 
 from memtui.model import Status
+from memtui.tui.failures import GuardedHandlers
 from memtui.tui.table_model import QuickFilters, TableModel
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(GuardedHandlers, ModalScreen[bool]):
     """Says what will happen; `y` does it, `n` or `escape` does not."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -52,7 +54,7 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(GuardedHandlers, ModalScreen[None]):
     """Every binding, with what it does, as the keymap has it now."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -60,7 +62,7 @@ class HelpScreen(ModalScreen[None]):
     ]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 90; max-width: 98%; height: 90%; border: thick $primary;
+    HelpScreen > VerticalScroll { width: 100; max-width: 98%; height: 90%; border: thick $primary;
         background: $surface; padding: 0 1; }
     """
 
@@ -69,23 +71,35 @@ class HelpScreen(ModalScreen[None]):
         self.sections = list(sections)
 
     def compose(self) -> ComposeResult:
-        table = Table(box=None, padding=(0, 1), expand=True, show_header=True)
-        table.add_column("keys", style="bold", no_wrap=True)
-        table.add_column("does")
-        table.add_column("binding id", style="dim", no_wrap=True)
+        # a table per section, two columns: what a key does keeps the width, the binding id
+        # follows it (dim)
+        width = max((len(keys) for _, rows in self.sections for keys, _, _ in rows), default=4)
+        tables = []
         for title, rows in self.sections:
-            table.add_row(Text(title, style="bold underline"), "", "")
+            table = Table(
+                box=None,
+                padding=(0, 1),
+                expand=True,
+                show_header=False,
+                title=Text(title, style="bold underline"),
+                title_justify="left",
+            )
+            table.add_column("keys", style="bold", no_wrap=True, width=min(width, 16))
+            table.add_column("does", ratio=1)
             for keys, description, ident in rows:
-                table.add_row(Text(keys), Text(description), Text(ident))
-            table.add_row("", "", "")
+                does = Text(description)
+                if ident:
+                    does.append(f"  {ident}", style="dim")
+                table.add_row(Text(keys), does)
+            tables.append(table)
         note = Text(
             'Remap any key in the config file, e.g. [keymap] "table.mark" = "x". '
             "ctrl+p opens the command palette. Memory text is shown literally.",
             style="dim",
         )
         with VerticalScroll():
-            yield Static(Text("memtui keys", style="bold"))
-            yield Static(table)
+            yield Static(Text("memtui keys: what each does (and its binding id)", style="bold"))
+            yield Static(Group(*tables))
             yield Static(note)
 
     async def action_dismiss(self, result: None = None) -> None:
@@ -95,7 +109,7 @@ class HelpScreen(ModalScreen[None]):
 _ANY = "__any__"
 
 
-class FilterScreen(ModalScreen["QuickFilters | None"]):
+class FilterScreen(GuardedHandlers, ModalScreen["QuickFilters | None"]):
     """Quick filters by status, user, category and source."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -29,10 +29,10 @@ class Column:
 
 COLUMNS: tuple[Column, ...] = (
     Column("status", "", 2, 0),
-    Column("importance", "importance", 10, 0),
+    Column("importance", "importance", 11, 0),  # the title and the sort arrow fit
     Column("content", "content", 0, 0),
     Column("category", "category", 11, 5),
-    Column("source", "source", 6, 6),
+    Column("source", "source", 7, 6),
     Column("user", "user", 10, 3),
     Column("age", "age", 5, 4, True),
     Column("used", "used", 5, 7, True),
@@ -229,6 +229,13 @@ class TableModel:
         if 0 <= row < len(self.view):
             return self.memories[self.view[row]]
         return None
+
+    def marked_hidden(self) -> int:
+        """How many marked entries the current filter hides."""
+        if not self.marked:
+            return 0
+        wanted = {self.index[i] for i in self.marked if i in self.index}
+        return len(wanted) - sum(1 for row in self.view if row in wanted)
 
     def toggle_mark(self, memory_id: str) -> None:
         if memory_id in self.marked:
