@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from memtui import curate, locations
-from memtui.config import Settings, llm_settings, load_user_settings, resolve_profile
+from memtui.config import (
+    Settings,
+    llm_settings,
+    load_user_settings,
+    resolve_profile,
+    save_setting,
+)
 from memtui.curate import History, Lineage, record_of
 from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
 from memtui.demo import make_demo_memories
@@ -28,11 +34,12 @@ from memtui.engine.calibration import (
     score_text_pairs,
 )
 from memtui.engine.candidates import Pair, candidate_pairs
+from memtui.engine.clusters import components
 from memtui.engine.decay import MODELS as DECAY_MODELS
 from memtui.engine.decay import DecayModel, model
-from memtui.engine.plan import Plan
-from memtui.engine.planner import Progress, make_plan
-from memtui.engine.profiles import PROFILE_NAMES, Profile
+from memtui.engine.plan import KINDS, Action, Plan, closure
+from memtui.engine.planner import Cancelled, Progress, make_plan
+from memtui.engine.profiles import PROFILE_NAMES, Profile, profile_for_format
 from memtui.engine.similarity import METHODS, text_similarity
 from memtui.errors import MemtuiError
 from memtui.model import Memory, Status
@@ -60,13 +67,27 @@ __all__ = [
     "DEFAULT_TARGET_PRECISION",
     "DEMO_MAX_SIZE",
     "EXPORT_FORMATS",
+    "KINDS",
     "METHODS",
     "PROFILE_NAMES",
+    "Action",
+    "Backup",
     "Calibration",
+    "Cancelled",
+    "DecayModel",
     "EntryEdit",
+    "History",
+    "Lineage",
     "LlmRequest",
+    "Pair",
+    "Plan",
+    "Profile",
     "Service",
+    "Settings",
+    "Store",
+    "Transaction",
     "clock_from_env",
+    "closure",
 ]
 
 
@@ -136,6 +157,25 @@ class Service:
 
     def open(self, location: str | Path) -> Store:
         return Store.open(location, self.settings.keep_backups)
+
+    def store_to_open(self, store: str | None) -> tuple[str, str | None]:
+        """Which store `memtui [STORE]` opens, and a hint for the user when it is a new one:
+        the argument, else $MEMTUI_STORE, else the configured default, else pi's store if it
+        exists, else memtui's own default store (created empty)."""
+        chosen = store or os.environ.get("MEMTUI_STORE") or self.settings.default_store
+        if chosen:
+            return str(Path(chosen).expanduser()), None
+        pi = locations.pi_store()
+        if pi.exists():
+            return str(pi), None
+        native = locations.default_native_store()
+        if not native.exists():
+            native.parent.mkdir(parents=True, exist_ok=True)
+            create_native_store(
+                native, [], now=self.now(), kind="create", reason="memtui's default store"
+            )
+        hint = "Your memtui store is empty. Run `memtui demo` to explore a realistic one."
+        return str(native), hint
 
     def demo(
         self, path: Path | None = None, *, size: int | None, seed: int | None, fresh: bool
@@ -266,6 +306,17 @@ class Service:
         same resolution for every command and screen."""
         return resolve_profile(self.settings, store.format_name, name)
 
+    def default_profile_name(self, store: Store) -> str:
+        return profile_for_format(store.format_name)
+
+    def clusters(
+        self, memories: Sequence[Memory], method: str, threshold: float
+    ) -> tuple[list[Pair], list[list[str]]]:
+        """Pairs of active entries at or above the threshold, and the groups they connect."""
+        active = [m for m in memories if m.status is Status.ACTIVE]
+        pairs = candidate_pairs(active, method, threshold)
+        return pairs, components([(p.a, p.b) for p in pairs], [m.id for m in active])
+
     def pairs(
         self, store: Store, method: str | None = None, threshold: float | None = None
     ) -> tuple[list[Pair], str, float]:
@@ -341,13 +392,12 @@ class Service:
     def improve_plan(self, plan: Plan, store: Store, profile: Profile, request: LlmRequest) -> Plan:
         return asyncio.run(self.improve_plan_async(plan, store, profile, request))
 
-    def llm_available(self) -> str | None:
-        """None when a model API is configured, else why not (one line)."""
+    def llm_model(self) -> tuple[str | None, str | None]:
+        """The configured model's name, or None and why there is none (one line)."""
         try:
-            llm_settings(self.settings)
+            return llm_settings(self.settings).model, None
         except MemtuiError as e:
-            return str(e)
-        return None
+            return None, str(e)
 
     # -- labels and calibration ---------------------------------------------------------------
 
@@ -420,6 +470,11 @@ class Service:
 
     def write_plan(self, plan: Plan, path: str) -> None:
         curate.write_plan(plan, path)
+
+    def save_setting(self, table: str, key: str, value: str, path: Path | None = None) -> None:
+        """Write one setting to the config file (default: the one in use), keeping the rest of
+        it as it is."""
+        save_setting(path or self.settings.path or locations.config_file(), table, key, value)
 
     def check_plan_fits(self, store: Store, plan: Plan) -> None:
         curate.check_plan_fits(store, plan)

@@ -402,7 +402,10 @@ def test_a_bad_theme_file_is_reported_not_fatal(tmp_path: Path) -> None:
 
 
 def test_which_store_memtui_opens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memtui.tui import resolve_store
+    from memtui.service import Service
+
+    def resolve_store(store, settings, now):  # type: ignore[no-untyped-def]
+        return Service(settings, clock=lambda: now).store_to_open(store)
 
     monkeypatch.setenv("HOME", str(tmp_path))
     path, hint = resolve_store("given.json", Settings(), NOW)

@@ -7,8 +7,9 @@ import gc
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import events, on, work
@@ -21,19 +22,17 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Static
 from textual.worker import Worker, WorkerState
 
-from memtui import curate
-from memtui.config import Settings, llm_settings, save_setting
-from memtui.curate import History
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.stores import Backup, Store, Transaction
+from memtui.service import Backup, History, Service, Settings, Store, Transaction
 from memtui.textsafe import one_line
 from memtui.tui.clusters_screen import ClustersScreen
-from memtui.tui.commands import MemtuiCommands
+from memtui.tui.commands import MemtuiCommands, PaletteCommand
 from memtui.tui.decay_screen import DecayScreen
 from memtui.tui.detail import DetailPane
 from memtui.tui.failures import GuardedHandlers, log_traceback, one_line_report
 from memtui.tui.history_screen import HistoryScreen
+from memtui.tui.host import MemtuiHost, host
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.memory_table import MemoryTable
 from memtui.tui.merge_screen import MergeScreen
@@ -51,11 +50,6 @@ from memtui.tui.plan_screen import PlanScreen
 from memtui.tui.screens import ConfirmScreen, FilterScreen, HelpScreen
 from memtui.tui.table_model import COLUMNS, QuickFilters, TableModel, build_haystack
 from memtui.tui.themes import DEFAULT_THEME, load_themes
-
-if TYPE_CHECKING:
-    from memtui.llm import LlmSettings
-
-PaletteCommand = tuple[str, str, Callable[[], object]]
 
 
 class MemtuiApp(GuardedHandlers, App[None]):
@@ -95,10 +89,12 @@ class MemtuiApp(GuardedHandlers, App[None]):
         watch_interval: float = 3.0,
         config_path: Path | None = None,
         hint: str | None = None,
+        service: Service | None = None,
     ) -> None:
         super().__init__()
         self.store_path = store_path
         self.settings = settings or Settings()
+        self.service = service or Service(self.settings, clock=self.now)
         self.fixed_now = now
         self.watch_interval = watch_interval
         self.config_path = config_path
@@ -122,7 +118,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
     def now(self) -> datetime:
         return self.fixed_now or datetime.now(UTC)
 
-    def _on_key(self, event: events.Key) -> None:
+    async def _on_key(self, event: events.Key) -> None:
         # (Textual calls App._on_key after this one unless the default is prevented)
         focused = self.focused
         if isinstance(focused, Input) and event.is_printable:
@@ -142,7 +138,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
                 found.append(what)
         return found
 
-    def leave_screen(self, screen: Screen[object]) -> None:
+    def leave_screen(self, screen: Screen[Any]) -> None:
         """Close `screen`; when it holds work not yet applied or saved, ask first."""
 
         def leave(yes: bool | None = True) -> None:
@@ -255,7 +251,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
     @work(thread=True, exclusive=True, group="store", exit_on_error=False)
     def load_store(self, reloaded: bool) -> None:
         try:
-            store = Store.open(self.store_path, self.settings.keep_backups)
+            store = self.service.open(self.store_path)
         except MemtuiError as e:
             self.post_message(StoreFailed(self.store_path, str(e)))
             return
@@ -267,7 +263,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
 
     def read_history(self, store: Store) -> None:
         try:
-            self.post_message(HistoryReady(History.of(store)))
+            self.post_message(HistoryReady(self.service.history(store)))
         except MemtuiError as e:
             self.post_message(CommitFailed(f"the ledger cannot be read: {e}"))
 
@@ -283,7 +279,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
         if store is None:
             return
         try:
-            self.post_message(LineageReady(curate.lineage(store, memory_id)))
+            self.post_message(LineageReady(self.service.lineage(store, memory_id)))
         except MemtuiError as e:
             self.post_message(CommitFailed(str(e)))
 
@@ -522,7 +518,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
         )
 
         def job(store: Store) -> Transaction:
-            return curate.restore(store, memory.id, now=self.now())
+            return self.service.restore(store, memory.id)
 
         self.confirm_commit(
             "Restore?",
@@ -579,24 +575,17 @@ class MemtuiApp(GuardedHandlers, App[None]):
             )
             return
         members = [m for m in now_in_store if m is not None]
-        self.push_screen(MergeScreen(store, members, self.now(), hidden=hidden))
+        self.push_screen(MergeScreen(store, members, self.service, hidden=hidden))
 
     def action_plan(self) -> None:
         store = self._needs_store()
         if store is not None:
-            self.push_screen(PlanScreen(store, self.llm_settings(), settings=self.settings))
-
-    def llm_settings(self) -> LlmSettings | None:
-        """The configured model API, if any (the plan screen offers it)."""
-        try:
-            return llm_settings(self.settings)
-        except MemtuiError:
-            return None
+            self.push_screen(PlanScreen(store, self.service))
 
     def action_clusters(self) -> None:
         store = self._needs_store()
         if store is not None:
-            self.push_screen(ClustersScreen(store, settings=self.settings))
+            self.push_screen(ClustersScreen(store, self.service))
 
     def action_decay(self) -> None:
         store = self._needs_store()
@@ -605,8 +594,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
                 DecayScreen(
                     store,
                     self.home.query_one(MemoryTable).current,
-                    self.now(),
-                    settings=self.settings,
+                    self.service,
                 )
             )
 
@@ -645,7 +633,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
         )
 
         def job(store: Store) -> Transaction:
-            return store.undo(tx.id, now=self.now())
+            return self.service.undo(store, tx.id)
 
         self.confirm_commit(
             f"{verb}?", body, job, lambda t: f"{verb} done: transaction {t.id} reverts #{tx.id}."
@@ -659,7 +647,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
         )
 
         def job(store: Store) -> Transaction:
-            return store.rollback(backup.name, now=self.now())
+            return self.service.rollback(store, backup.name)
 
         self.confirm_commit(
             "Roll back?", body, job, lambda t: f"Rolled back to {backup.name} (transaction {t.id})."
@@ -728,7 +716,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
         self._saved_theme = self.theme
         if self.config_path is not None:
             try:
-                save_setting(self.config_path, "ui", "theme", self.theme)
+                self.service.save_setting("ui", "theme", self.theme, self.config_path)
             except (OSError, MemtuiError) as e:
                 self.notify(f"Could not save the theme: {e}", severity="warning")
 
@@ -779,7 +767,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
                 (
                     f"view: sort by {name}",
                     f"Sort the table by {name}",
-                    lambda key=column.key: table.sort_by(key),
+                    partial(table.sort_by, column.key),
                 )
             )
         for name in sorted(self.available_themes):
@@ -787,7 +775,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
                 (
                     f"theme: {name}",
                     "Switch theme (saved in the config)",
-                    lambda n=name: self.set_theme(n),
+                    partial(self.set_theme, name),
                 )
             )
         return commands
@@ -916,7 +904,8 @@ class HomeScreen(GuardedHandlers, Screen[None]):
     ]
 
     def compose(self) -> ComposeResult:
-        app: MemtuiApp = self.app  # type: ignore[assignment]
+        app = self.app
+        assert isinstance(app, MemtuiApp)
         yield Header(show_clock=False, icon="◈")
         with Horizontal(id="main"):
             with Vertical(id="left"):
@@ -929,8 +918,12 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        self.app.home_ready()  # type: ignore[attr-defined]
+        host(self).home_ready()
 
     def on_resize(self) -> None:
-        self.app.fit_detail()  # type: ignore[attr-defined]
-        self.app.update_status()  # type: ignore[attr-defined]
+        host(self).fit_detail()
+        host(self).update_status()
+
+
+def _implements_the_host(app: MemtuiApp) -> MemtuiHost:
+    return app  # mypy checks here that the app offers what the screens ask of it

@@ -20,15 +20,12 @@ from textual.widgets import Footer, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from memtui.config import Settings, resolve_profile
-from memtui.engine.candidates import Pair, candidate_pairs
-from memtui.engine.clusters import components
-from memtui.engine.similarity import METHODS
-from memtui.model import Memory, Status
-from memtui.stores import Store
+from memtui.model import Memory
+from memtui.service import METHODS, Service, Store
 from memtui.textsafe import literal, one_line
 from memtui.tui.chart import histogram
 from memtui.tui.failures import GuardedHandlers
+from memtui.tui.host import host
 from memtui.views import shorten
 
 STEP = 0.05
@@ -48,10 +45,10 @@ class ClustersReady(Message):
         self.result = result
 
 
-def find_clusters(memories: list[Memory], method: str, threshold: float) -> ClusterResult:
-    active = [m for m in memories if m.status is Status.ACTIVE]
-    pairs: list[Pair] = candidate_pairs(active, method, threshold)
-    groups = components([(p.a, p.b) for p in pairs], [m.id for m in active])
+def find_clusters(
+    service: Service, memories: list[Memory], method: str, threshold: float
+) -> ClusterResult:
+    pairs, groups = service.clusters(memories, method, threshold)
     groups.sort(key=lambda g: -len(g))
     return ClusterResult(method, threshold, groups, {(p.a, p.b): p.score for p in pairs})
 
@@ -85,10 +82,11 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
     ClustersScreen #members { width: 3fr; border-left: solid $panel; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, *, settings: Settings) -> None:
+    def __init__(self, store: Store, service: Service) -> None:
         super().__init__()
         self.store = store
-        profile = resolve_profile(settings, store.format_name)
+        self.service = service
+        profile = service.profile(store)
         self.method = profile.method
         self.threshold = round(profile.merge_threshold or 0.8, 2)
         self.result: ClusterResult | None = None
@@ -118,7 +116,7 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
 
     @work(thread=True, exclusive=True, group="clusters", exit_on_error=False)
     def compute(self, method: str, threshold: float) -> None:
-        result = find_clusters(list(self.by_id.values()), method, threshold)
+        result = find_clusters(self.service, list(self.by_id.values()), method, threshold)
         if not get_current_worker().is_cancelled:
             self.post_message(ClustersReady(result))
 
@@ -203,4 +201,4 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
             self.notify("No cluster highlighted.", severity="warning")
             return
         cluster = self.result.clusters[options.highlighted]
-        self.app.open_merge([self.by_id[i] for i in cluster])  # type: ignore[attr-defined]
+        host(self).open_merge([self.by_id[i] for i in cluster])

@@ -10,13 +10,17 @@ from functools import partial
 from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from memtui.tui.host import host
+
+PaletteCommand = tuple[str, str, Callable[[], object]]
+
 # a match on the description ranks below the same match on the name
 DESCRIPTION_WEIGHT = 0.9
 
 
 class MemtuiCommands(Provider):
     def commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
-        yield from self.app.palette_commands()  # type: ignore[attr-defined]
+        yield from host(self).palette_commands()
         for command in self.app.get_system_commands(self.screen):
             yield command.title, command.help, command.callback
 

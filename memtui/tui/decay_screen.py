@@ -19,11 +19,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from memtui.config import Settings, resolve_profile
-from memtui.engine.decay import MODELS, DecayModel, model
-from memtui.engine.profiles import Profile
 from memtui.model import Memory, Status
-from memtui.stores import Store
+from memtui.service import DECAY_MODELS, DecayModel, Profile, Service, Store
 from memtui.textsafe import one_line
 from memtui.tui.chart import ChartData, ChartView, Series, histogram
 from memtui.tui.failures import GuardedHandlers
@@ -37,10 +34,6 @@ STYLES = {
     "ebbinghaus": "bold yellow",
 }
 BINS = ((0, "already"), (7, "≤ 1 week"), (30, "≤ 1 month"), (90, "≤ 3 months"), (365, "≤ 1 year"))
-
-
-def store_model(profile: Profile) -> DecayModel:
-    return model(profile.decay_model or "longterm", profile.decay_rate)
 
 
 def line_of(profile: Profile) -> float:
@@ -57,12 +50,12 @@ def curve_points(
 
 
 def entry_chart(
-    memory: Memory, profile: Profile, now: datetime, days: int
+    memory: Memory, profile: Profile, models: list[DecayModel], now: datetime, days: int
 ) -> tuple[ChartData, Text]:
-    primary = store_model(profile)
+    """The entry's curve under every model, the store's own (`models[0]`) first."""
+    primary = models[0]
     line = line_of(profile)
     data = ChartData(x_max=float(days), y_max=max(1.0, memory.importance), x_unit="d")
-    models = [primary] + [model(name) for name in MODELS if name != primary.name]
     for decay in models:
         label = f"{decay.name}{' (this store)' if decay is primary else ''}"
         data.series.append(
@@ -100,9 +93,9 @@ class StoreDecayReady(Message):
 
 
 def store_decay(
-    memories: list[Memory], profile: Profile, now: datetime, horizon: int
+    memories: list[Memory], profile: Profile, decay: DecayModel, now: datetime, horizon: int
 ) -> StoreDecay:
-    decay, line = store_model(profile), line_of(profile)
+    line = line_of(profile)
     counts: Counter[str] = Counter()
     going = []
     for memory in memories:
@@ -148,14 +141,17 @@ class DecayScreen(GuardedHandlers, Screen[None]):
     DecayScreen #going { width: 3fr; border-left: solid $panel; padding: 0 1; }
     """
 
-    def __init__(
-        self, store: Store, memory: Memory | None, now: datetime, *, settings: Settings
-    ) -> None:
+    def __init__(self, store: Store, memory: Memory | None, service: Service) -> None:
         super().__init__()
         self.store = store
         self.memory = memory
-        self.now = now
-        self.profile = resolve_profile(settings, store.format_name)
+        self.now = service.now()
+        self.profile = service.profile(store)
+        primary = service.decay_model(self.profile)
+        self.decay = primary
+        self.models = [primary] + [
+            service.decay_model(self.profile, name) for name in DECAY_MODELS if name != primary.name
+        ]
         self.horizon = 30
 
     def compose(self) -> ComposeResult:
@@ -175,7 +171,7 @@ class DecayScreen(GuardedHandlers, Screen[None]):
         if self.memory is None:
             summary.update(Text("No entry highlighted in the table.", style="dim"))
         else:
-            data, text = entry_chart(self.memory, self.profile, self.now, self.horizon)
+            data, text = entry_chart(self.memory, self.profile, self.models, self.now, self.horizon)
             self.query_one(ChartView).show(data)
             text.append(f"\n{self.horizon} days ahead · [ and ] change it", style="dim")
             summary.update(text)
@@ -185,7 +181,9 @@ class DecayScreen(GuardedHandlers, Screen[None]):
     @work(thread=True, exclusive=True, group="decay", exit_on_error=False)
     def compute(self, horizon: int) -> None:
         self.post_message(
-            StoreDecayReady(store_decay(self.store.memories(), self.profile, self.now, horizon))
+            StoreDecayReady(
+                store_decay(self.store.memories(), self.profile, self.decay, self.now, horizon)
+            )
         )
 
     @on(StoreDecayReady)
@@ -195,14 +193,14 @@ class DecayScreen(GuardedHandlers, Screen[None]):
             return
         line = line_of(self.profile)
         title = Text(
-            f"days until importance falls below {line:g} ({store_model(self.profile).name})\n",
+            f"days until importance falls below {line:g} ({self.decay.name})\n",
             style="bold",
         )
         self.query_one("#bins-body", Static).update(Group(title, histogram(result.bins, 46, "red")))
         going = Text(
             f"{len(result.going)} entries cross it within {result.horizon} days\n\n", style="bold"
         )
-        decay = store_model(self.profile)
+        decay = self.decay
         going.append("    in  now  entry\n", style="dim")
         for day, memory in result.going[:200]:
             going.append(f"{day:5.1f}d {decay.value_at(memory, self.now):.2f}  ", style="dim")

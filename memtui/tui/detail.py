@@ -10,11 +10,12 @@ from datetime import datetime
 
 from rich.console import Group
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from memtui.curate import History
 from memtui.model import STATUS_SYMBOL, Memory
+from memtui.service import History
 from memtui.textsafe import literal, one_line
 from memtui.times import format_iso
 from memtui.views import age_text, shorten
@@ -109,7 +110,7 @@ class DetailPane(VerticalScroll, can_focus=True):
     DetailPane > Static { width: 1fr; }
     """
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield Static(Text("nothing highlighted", style="dim"), id="detail-body")
 
     def show(self, memory: Memory | None, now: datetime, history: History | None) -> None:

@@ -4,6 +4,7 @@ Text goes in as data (escaped, no markup)."""
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from difflib import SequenceMatcher
 
 from rich.text import Text
@@ -51,8 +52,8 @@ def _show(value: object) -> str:
         return f"{value:.3f}"
     if hasattr(value, "value"):
         return str(value.value)  # enums
-    if hasattr(value, "isoformat"):
-        return value.isoformat(timespec="seconds").replace("+00:00", "Z")  # type: ignore[attr-defined]
+    if isinstance(value, datetime):
+        return value.isoformat(timespec="seconds").replace("+00:00", "Z")
     return str(value)
 
 

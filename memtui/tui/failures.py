@@ -48,13 +48,13 @@ class GuardedHandlers:
         try:
             await super()._dispatch_message(message)  # type: ignore[misc]
         except Exception as error:
-            report = getattr(self.app, "report_error", None)  # type: ignore[attr-defined]
+            report = getattr(getattr(self, "app", None), "report_error", None)
             if report is None:
                 raise
             report(error)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state is WorkerState.ERROR and event.worker.error is not None:
-            report = getattr(self.app, "report_error", None)  # type: ignore[attr-defined]
+            report = getattr(getattr(self, "app", None), "report_error", None)
             if report is not None:
                 report(event.worker.error)

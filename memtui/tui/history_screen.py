@@ -14,17 +14,20 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from memtui.stores import Backup, Store, Transaction
+from memtui.service import Backup, Store, Transaction
 from memtui.textsafe import one_line
 from memtui.times import format_iso
 from memtui.tui.diff import record_change
 from memtui.tui.failures import GuardedHandlers
+from memtui.tui.host import host
 from memtui.views import entries, shorten
 
 
 def transaction_label(tx: Transaction, undone_by: int | None) -> Text:
     label = Text(f"#{tx.id:<4}", style="bold")
-    label.append(f"{format_iso(tx.at.replace(microsecond=0))[:19].replace('T', ' ')} ", style="dim")
+    label.append(
+        f"{(format_iso(tx.at.replace(microsecond=0)) or '')[:19].replace('T', ' ')} ", style="dim"
+    )
     label.append(f"{tx.actor:<5} {tx.kind:<9} {entries(len(tx.changes)):<11} ")
     label.append(shorten(one_line(tx.reason), 60))
     if undone_by:
@@ -168,7 +171,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
         if tx is None:
             self.notify("Highlight a transaction.", severity="warning")
             return
-        self.app.request_undo(tx)  # type: ignore[attr-defined]
+        host(self).request_undo(tx)
 
     def action_commit(self) -> None:
         if not self.showing_backups:
@@ -178,4 +181,4 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
         if options.highlighted is None:
             return
         backup = self.backups[options.highlighted]
-        self.app.request_rollback(backup)  # type: ignore[attr-defined]
+        host(self).request_rollback(backup)

@@ -11,11 +11,12 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Static, Tree
 
-from memtui.curate import Lineage
 from memtui.model import STATUS_SYMBOL, Memory, Status
+from memtui.service import Lineage
 from memtui.textsafe import one_line
 from memtui.times import format_iso
 from memtui.tui.failures import GuardedHandlers
+from memtui.tui.host import host
 from memtui.views import shorten
 
 
@@ -41,7 +42,7 @@ def _link_text(chain: Lineage, older: str, newer: str) -> Text:
             said = f": {why}" if why else " (no reason recorded)"
             return Text(f"{when}  {who} {event['kind']}{said}", style="dim")
     if record is not None and record.superseded_at is not None:
-        return Text(f"{format_iso(record.superseded_at)[:19]}  source data", style="dim")
+        return Text(f"{(format_iso(record.superseded_at) or '')[:19]}  source data", style="dim")
     return Text("when and why unknown", style="dim")
 
 
@@ -113,4 +114,4 @@ class LineageScreen(GuardedHandlers, Screen[None]):
         if record is None or record.status is Status.ACTIVE:
             self.notify(f"{one_line(ident)} is active: nothing to restore.", severity="warning")
             return
-        self.app.request_restore(record)  # type: ignore[attr-defined]
+        host(self).request_restore(record)

@@ -14,12 +14,12 @@ from textual.containers import Horizontal, HorizontalScroll, Vertical, VerticalS
 from textual.screen import Screen
 from textual.widgets import Footer, Label, RadioButton, RadioSet, Static, TextArea
 
-from memtui import curate
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.stores import Store
+from memtui.service import Service, Store, Transaction
 from memtui.textsafe import literal, one_line
 from memtui.tui.failures import GuardedHandlers
+from memtui.tui.host import host
 from memtui.views import entries, shorten
 
 STRATEGIES = (
@@ -93,13 +93,14 @@ class MergeScreen(GuardedHandlers, Screen[None]):
     """
 
     def __init__(
-        self, store: Store, members: list[Memory], now: datetime, *, hidden: int = 0
+        self, store: Store, members: list[Memory], service: Service, *, hidden: int = 0
     ) -> None:
         super().__init__()
         self.hidden = hidden
         self.store = store
+        self.service = service
         self.members = members
-        self.now = now
+        self.now = service.now()
         self.strategy = "rule"
         self.own_text: str | None = None
         self.problem: str | None = None  # why the merge cannot be made as it stands
@@ -135,12 +136,8 @@ class MergeScreen(GuardedHandlers, Screen[None]):
     def preview(self) -> tuple[Memory, list[Memory]]:
         content = self.own_text if self.strategy == "own" else None
         strategy = "keep-base" if self.strategy == "keep-base" else "rule"
-        return curate.preview_merge(
-            self.store,
-            [m.id for m in self.members],
-            strategy=strategy,
-            content=content,
-            now=self.now,
+        return self.service.preview_merge(
+            self.store, [m.id for m in self.members], strategy=strategy, content=content
         )
 
     def refresh_preview(self) -> None:
@@ -188,7 +185,7 @@ class MergeScreen(GuardedHandlers, Screen[None]):
             self.refresh_preview()
 
     def action_back(self) -> None:
-        self.app.leave_screen(self)  # type: ignore[attr-defined]
+        host(self).leave_screen(self)
 
     def unsaved(self) -> str | None:
         if self.strategy == "own" and self.own_text:
@@ -214,12 +211,10 @@ class MergeScreen(GuardedHandlers, Screen[None]):
         strategy = "keep-base" if self.strategy == "keep-base" else "rule"
         content = self.own_text if self.strategy == "own" else None
 
-        def job(store: Store):  # type: ignore[no-untyped-def]
-            return curate.merge_by_hand(
-                store, ids, strategy=strategy, content=content, now=self.app.now()
-            )  # type: ignore[attr-defined]
+        def job(store: Store) -> Transaction:
+            return self.service.merge(store, ids, strategy=strategy, content=content)
 
-        self.app.confirm_commit(  # type: ignore[attr-defined]
+        host(self).confirm_commit(
             "Merge?",
             body,
             job,

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from memtui.curate import History, Lineage
 from memtui.model import Memory
-from memtui.stores import Store, Transaction
+from memtui.service import History, Lineage, Store, Transaction
 
 
 class StoreReady(Message):

@@ -30,21 +30,29 @@ from textual.widgets import (
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
-from memtui import curate
-from memtui.config import Settings, resolve_profile
-from memtui.curate import plan_summary, read_plan, write_plan
-from memtui.engine.plan import KINDS, Action, Plan, closure
-from memtui.engine.planner import Cancelled, make_plan
-from memtui.engine.profiles import PROFILE_NAMES, Profile, profile_for_format
 from memtui.errors import MemtuiError
-from memtui.stores import Store
+from memtui.service import (
+    KINDS,
+    PROFILE_NAMES,
+    Action,
+    Cancelled,
+    LlmRequest,
+    Plan,
+    Profile,
+    Service,
+    Store,
+    Transaction,
+    closure,
+    plan_summary,
+)
 from memtui.textsafe import one_line
 from memtui.tui.diff import record_change
 from memtui.tui.failures import GuardedHandlers
+from memtui.tui.host import host
 from memtui.views import entries, shorten
 
 if TYPE_CHECKING:
-    from memtui.llm import LlmSettings
+    pass
 
 NO_MODEL = "The model pass is off: set [llm] url and model in the config file to use it."
 CHUNK = 100  # actions added to the tree at a time
@@ -101,10 +109,10 @@ class PathScreen(GuardedHandlers, ModalScreen["str | None"]):
 
 
 class ActionTree(Tree[str]):
-    """The plan's actions: space decides (the screen's toggle), enter opens a kind."""
+    """The plan's actions: space decides (the screen's flip), enter opens a kind."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("space", "screen.toggle", "Toggle", show=False),
+        Binding("space", "screen.flip", "Toggle", show=False),
     ]
 
 
@@ -154,7 +162,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "decide(True)", "Approve", id="plan.approve"),
         Binding("r", "decide(False)", "Reject", id="plan.reject"),
-        Binding("space", "toggle", "Toggle", id="plan.toggle"),
+        Binding("space", "flip", "Toggle", id="plan.toggle"),
         Binding(
             "A",
             "decide_kind(True)",
@@ -201,11 +209,11 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     PlanScreen #action-detail { width: 2fr; border-left: solid $panel; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, llm: LlmSettings | None = None, *, settings: Settings) -> None:
+    def __init__(self, store: Store, service: Service) -> None:
         super().__init__()
         self.store = store
-        self.settings = settings
-        self.llm = llm
+        self.service = service
+        self.model_name, self.no_model = service.llm_model()
         self.plan: Plan | None = None
         self.approved: set[str] = set()
         self.kept: set[str] = set()  # the decisions as planned, loaded or last saved
@@ -216,7 +224,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
         self._last_fraction = -1.0
 
     def compose(self) -> ComposeResult:
-        default = profile_for_format(self.store.format_name)
+        default = self.service.default_profile_name(self.store)
         with Horizontal(id="chooser"):
             yield Label("Profile ")
             yield Select(
@@ -224,13 +232,13 @@ class PlanScreen(GuardedHandlers, Screen[None]):
             )
             yield Button("Plan", id="run", variant="primary")
             yield Checkbox(
-                f"with {self.llm.model}" if self.llm else "with the model",
+                f"with {self.model_name}" if self.model_name else "with the model",
                 value=False,
-                disabled=self.llm is None,
+                disabled=self.model_name is None,
                 id="use-llm",
-                tooltip=None if self.llm else NO_MODEL,
+                tooltip=None if self.model_name else NO_MODEL,
             )
-        if self.llm is None:
+        if self.model_name is None:
             yield Static(Text(NO_MODEL, style="dim"), id="llm-why")
         with Vertical(id="progress-box"):
             yield Label("", id="stage")
@@ -276,21 +284,16 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     @work(thread=True, exclusive=True, group="plan", exit_on_error=False)
     def compute(self, profile_name: str, use_llm: bool = False) -> None:
         worker = get_current_worker()
+
+        def progress(stage: str, fraction: float) -> None:
+            self.post_message(PlanProgress(stage, fraction))
+
         try:
-            profile = resolve_profile(self.settings, self.store.format_name, profile_name)
-            last_run = next((tx.at for tx in self.store.history() if tx.kind == "plan"), None)
-            plan = make_plan(
-                self.store.memories(),
-                profile,
-                self.app.now(),  # type: ignore[attr-defined]
-                store=str(self.store.path),
-                store_format=self.store.format_name,
-                fingerprint=self.store.fingerprint,
-                last_run=last_run,
-                progress=lambda stage, f: self.post_message(PlanProgress(stage, f)),
-                cancelled=lambda: worker.is_cancelled,
+            profile = self.service.profile(self.store, profile_name)
+            plan = self.service.plan(
+                self.store, profile, progress=progress, cancelled=lambda: worker.is_cancelled
             )
-            if use_llm and self.llm is not None and not worker.is_cancelled:
+            if use_llm and self.model_name is not None and not worker.is_cancelled:
                 plan = self.ask_model(plan, profile)
         except Cancelled:
             self.post_message(PlanFailed("planning cancelled"))
@@ -304,18 +307,8 @@ class PlanScreen(GuardedHandlers, Screen[None]):
         """The model's pass over the plan, in this worker thread's own event loop."""
         import asyncio
 
-        from memtui.engine.llm_strategies import DEFAULT_STRATEGIES, improve_plan
-        from memtui.llm import LlmClient
-        from memtui.locations import data_dir
-        from memtui.stores.llm_cache import FileCache
-
-        assert self.llm is not None
-        self.post_message(PlanProgress(f"asking {self.llm.model}", 0.95))
-        client = LlmClient(self.llm, FileCache(data_dir() / "llm-cache"))
-        strategies = DEFAULT_STRATEGIES.get(profile.name, ("merge",))
-        return asyncio.run(
-            improve_plan(plan, self.store.memories(), profile, client, strategies, self.app.now())
-        )  # type: ignore[attr-defined]
+        self.post_message(PlanProgress(f"asking {self.model_name}", 0.95))
+        return asyncio.run(self.service.improve_plan_async(plan, self.store, profile, LlmRequest()))
 
     @on(Checkbox.Changed, "#use-llm")
     def _llm_toggled(self) -> None:
@@ -469,7 +462,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
         self.set_approved({ident}, approve)
         self.query_one("#actions", Tree).action_cursor_down()
 
-    def action_toggle(self) -> None:
+    def action_flip(self) -> None:
         ident = self._highlighted()
         if self.plan is None or ident is None:
             return
@@ -505,16 +498,16 @@ class PlanScreen(GuardedHandlers, Screen[None]):
         )
         before = sum(1 for m in self.store.memories() if m.visible)
 
-        def job(store: Store):  # type: ignore[no-untyped-def]
-            return curate.apply_plan(store, plan, chosen, now=self.app.now())  # type: ignore[attr-defined]
+        def job(store: Store) -> Transaction:
+            return self.service.apply(store, plan, chosen)
 
-        def note(tx) -> str:  # type: ignore[no-untyped-def]
+        def note(tx: Transaction) -> str:
             after = sum(1 for m in self.store.memories() if m.visible)
             return (
                 f"Applied {len(chosen)} actions (transaction {tx.id}): {before} entries → {after}."
             )
 
-        self.app.confirm_commit("Apply the plan?", body, job, note, close=True)  # type: ignore[attr-defined]
+        host(self).confirm_commit("Apply the plan?", body, job, note, close=True)
 
     def action_save(self) -> None:
         if self.plan is None:
@@ -525,7 +518,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
         def chosen(path: str | None) -> None:
             if path and self.plan is not None:
                 try:
-                    write_plan(self.plan, path)
+                    self.service.write_plan(self.plan, path)
                 except (MemtuiError, OSError) as e:
                     self.notify(one_line(str(e)), severity="error")
                     return
@@ -541,8 +534,8 @@ class PlanScreen(GuardedHandlers, Screen[None]):
             if not path:
                 return
             try:
-                plan = read_plan(path)
-                curate.check_plan_fits(self.store, plan)
+                plan = self.service.read_plan(path)
+                self.service.check_plan_fits(self.store, plan)
             except MemtuiError as e:
                 self.notify(one_line(str(e)), severity="error")
                 return
@@ -558,7 +551,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
                 self.query_one("#progress-box").display = False
                 self.notify("Planning cancelled.")
                 return
-        self.app.leave_screen(self)  # type: ignore[attr-defined]
+        host(self).leave_screen(self)
 
     def unsaved(self) -> str | None:
         """What leaving now would drop, if anything."""

@@ -4,7 +4,7 @@ per keystroke, because sort orders and search text are computed once and reused.
 
 from __future__ import annotations
 
-from array import array as Rows
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -120,20 +120,20 @@ class TableModel:
         self.marked &= set(self.index)
         # row indices live in arrays, not lists: the garbage collector never walks them, so its
         # full collections stay short however big the store is
-        self._orders: dict[str, Rows] = {}
+        self._orders: dict[str, array[int]] = {}
         self._haystack: list[str] | None = None
         self._cells: dict[int, tuple[str, ...]] = {}
-        self._base: Rows | None = None
-        self.view: Rows = Rows("l")
+        self._base: array[int] | None = None
+        self.view: array[int] = array("l")
         self.refilter()
 
     # -- the view -----------------------------------------------------------------------------
 
-    def _order(self, key: str) -> list[int]:
+    def _order(self, key: str) -> array[int]:
         order = self._orders.get(key)
         if order is None:
             values = [_sort_value(m, key) for m in self.memories]
-            order = Rows("l", sorted(range(len(values)), key=values.__getitem__))
+            order = array("l", sorted(range(len(values)), key=values.__getitem__))
             self._orders[key] = order
         return order
 
@@ -161,16 +161,16 @@ class TableModel:
             order = order[::-1]
         passes = self._passes()
         memories = self.memories
-        self._base = Rows("l", [i for i in order if passes(memories[i])])
+        self._base = array("l", [i for i in order if passes(memories[i])])
         self._apply_query(self._base)
 
-    def _apply_query(self, candidates: Rows) -> None:
+    def _apply_query(self, candidates: array[int]) -> None:
         needle = self.query.lower()
         if not needle:
-            self.view = Rows("l", candidates)
+            self.view = array("l", candidates)
             return
         hay = self.haystack
-        self.view = Rows("l", [i for i in candidates if needle in hay[i]])
+        self.view = array("l", [i for i in candidates if needle in hay[i]])
 
     @property
     def haystack(self) -> list[str]:
@@ -190,7 +190,7 @@ class TableModel:
         if previous and query.lower().startswith(previous):
             self._apply_query(self.view)  # typing narrows: search what is shown
         else:
-            self._apply_query(self._base if self._base is not None else Rows("l"))
+            self._apply_query(self._base if self._base is not None else array("l"))
 
     def set_sort(self, key: str, descending: bool | None = None) -> None:
         if key not in COLUMN_KEYS:

@@ -1,0 +1,62 @@
+"""What the screens may ask of the app: a typed interface instead of untyped `self.app.X()`.
+
+`MemtuiApp` implements it (mypy checks that in app.py); screens reach it with `host(self)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from rich.text import Text
+from textual.command import Provider
+from textual.dom import DOMNode
+from textual.screen import Screen
+
+from memtui.model import Memory
+from memtui.service import Backup, Service, Store, Transaction
+
+if TYPE_CHECKING:
+    from memtui.tui.commands import PaletteCommand
+
+
+class MemtuiHost(Protocol):
+    service: Service
+
+    def now(self) -> datetime: ...
+
+    def confirm_commit(
+        self,
+        title: str,
+        body: Text,
+        job: Callable[[Store], Transaction],
+        note: Callable[[Transaction], str],
+        *,
+        close: bool = False,
+    ) -> None: ...
+
+    def request_undo(self, tx: Transaction) -> None: ...
+
+    def request_rollback(self, backup: Backup) -> None: ...
+
+    def request_restore(self, memory: Memory) -> None: ...
+
+    def open_merge(self, members: list[Memory], hidden: int = 0) -> None: ...
+
+    def leave_screen(self, screen: Screen[Any]) -> None: ...
+
+    def home_ready(self) -> None: ...
+
+    def fit_detail(self) -> None: ...
+
+    def update_status(self) -> None: ...
+
+    def palette_commands(self) -> list[PaletteCommand]: ...
+
+    def report_error(self, error: BaseException) -> None: ...
+
+
+def host(owner: DOMNode | Provider) -> MemtuiHost:
+    """The memtui app a widget, screen or palette provider runs in."""
+    return cast("MemtuiHost", owner.app)
