@@ -32,7 +32,7 @@ class Group:
     members: list[str]
     """Ids, in store order."""
     weakest: float
-    """The lowest similarity between two members."""
+    """The lowest similarity between two members (1 for a piece of one)."""
     strongest: float
     split_from: int = 0
     """The size of the oversized group this piece was split from (0: not split)."""
@@ -71,12 +71,14 @@ def linkage_groups(
             matrix = _matrix(component, matrix_of, exact)
             roots = _cluster(matrix, threshold, linkage)
         for root in roots:
-            pieces = [root] if len(root.leaves) <= max_size else _split(root, max_size)
+            pieces = (
+                [root.leaves] if len(root.leaves) <= max_size else _split(root, max_size, matrix)
+            )
             for piece in pieces:
                 if len(piece) < min_size:
                     continue
                 sub = matrix[np.ix_(piece, piece)]
-                upper = sub[np.triu_indices(len(piece), 1)]
+                upper = sub[np.triu_indices(len(piece), 1)] if len(piece) > 1 else np.ones(1)
                 members = sorted((component[i] for i in piece), key=position.__getitem__)
                 out.append(
                     Group(
@@ -159,8 +161,9 @@ def _cluster(sim: np.ndarray, threshold: float, linkage: str) -> list[_Node]:
     return done
 
 
-def _split(root: _Node, cap: int) -> list[list[int]]:
-    """Pieces of at most `cap` leaves along the dendrogram, small neighbours packed together."""
+def _split(root: _Node, cap: int, sim: np.ndarray) -> list[list[int]]:
+    """Pieces of at most `cap` leaves along the dendrogram, small neighbours packed together;
+    a piece of one joins the piece with room it is most similar to (on average)."""
     pieces: list[list[int]] = []
     stack = [root]
     while stack:
@@ -180,4 +183,10 @@ def _split(root: _Node, cap: int) -> list[list[int]]:
             packed[-1] = [*packed[-1], *piece]
         else:
             packed.append(list(piece))
-    return packed
+    for alone in [p for p in packed if len(p) == 1]:
+        room = [p for p in packed if p is not alone and 1 < len(p) < cap]
+        if room:
+            best = max(room, key=lambda p: float(sim[alone[0], p].mean()))
+            best.append(alone[0])
+            alone.clear()
+    return [p for p in packed if p]

@@ -413,7 +413,8 @@ def _memtui_absorb_and_merge(
         )
         said = "worded as the most complete entry"
         if wording.added:
-            said += f" plus {_clauses(len(wording.added))} that add something"
+            n = len(wording.added)
+            said += f" plus {_clauses(n)} that add{'s' if n == 1 else ''} something"
         elif not wording.left_out:
             said += " (the others add no new words)"
         if wording.left_out:
@@ -507,8 +508,8 @@ def _expire(b: _Builder, profile: Profile, snapshot: Sequence[Memory], now: date
             scores["original_importance"] = original.get(memory.id, memory).importance
             reason = (
                 f"{age:.0f} days old, importance now {memory.importance:.2f}, but this "
-                f"{memory.category} was once important ({once}): it {verb.split()[-1]} only "
-                "if you decide so."
+                f"{memory.category} was once important ({once}): it {verb} only if you "
+                "decide so."
             )
         b.add(
             profile.expire_kind or "expire",

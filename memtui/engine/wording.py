@@ -4,8 +4,9 @@ others that say something it does not.
 - base: the member whose content words cover most of the group's (ties: the user's wording,
   then the more important, then the newer);
 - every other member, most complete first, is cut into clauses (sentences and `;` parts); a
-  clause is added only when it brings content words not yet in the text, and only when the
-  text stays within `max_chars`;
+  clause is added only when it brings content words not yet in the text (a CJK bigram counts
+  as new only with a character the text lacks: "用户非常喜欢咖啡" already says "用户喜欢咖啡"),
+  and only when the text stays within `max_chars`;
 - nothing is ever cut short: a clause that does not fit is left out and reported.
 
 `spans` say which member each stretch of the merged text came from (character offsets), for a
@@ -82,9 +83,14 @@ def rule_wording(members: Sequence[Memory], max_chars: int) -> Wording:
     text = base.content.strip()
     out = Wording(text, base.id, [(0, len(text), base.id)])
     covered = set(content_tokens(text))
+    seen_chars = set(text)
     for member in ranked[1:]:
         for clause in clauses(member.content):
-            new = [t for t in dict.fromkeys(content_tokens(clause)) if t not in covered]
+            new = [
+                t
+                for t in dict.fromkeys(content_tokens(clause))
+                if t not in covered and not (_is_cjk(t[0]) and set(t) <= seen_chars)
+            ]
             if not new:
                 continue
             joiner = _joiner(text, clause)
@@ -96,5 +102,6 @@ def rule_wording(members: Sequence[Memory], max_chars: int) -> Wording:
             out.spans.append((start, len(text), member.id))
             out.added.append({"member": member.id, "clause": clause, "words": new})
             covered.update(new)
+            seen_chars.update(clause)
     out.text = text
     return out
