@@ -81,9 +81,11 @@ def test_memtui_search_on_a_real_store_finds_the_same_pairs() -> None:
 
 
 def test_memtui_similarity_reads_content_words() -> None:
-    # inflections meet, stopwords do not count, numbers are words, CJK by bigrams
-    assert content_tokens("She loves running; he loved the runs") == ("lov", "run", "lov", "run")
-    assert content_tokens("I have 2 dogs") == ("2", "dog")
+    # inflections meet, stopwords do not count, numbers are words, CJK by bigrams; how much
+    # one likes a thing is one word
+    assert content_tokens("She cooks running; he cooked the runs") == ("cook", "run", "cook", "run")
+    assert content_tokens("I have 2 dogs") == content_tokens("I have two dogs") == ("2", "dog")
+    assert content_tokens("I love to cook") == content_tokens("I enjoy cooking")
     assert "咖啡" in content_tokens("用户每天喝咖啡")
     assert text_similarity("I love dogs", "I loved my dog", "memtui") == pytest.approx(1.0)
     assert text_similarity("I love dogs", "I hate cats", "memtui") == 0.0
@@ -245,11 +247,12 @@ def test_wording_keeps_the_most_complete_member_and_adds_only_new_content() -> N
     ]
     wording = rule_wording(members, 500)
     assert wording.base == "b"
-    assert wording.text == "I have two dogs named Rex and Bo. I have 2 dogs. They sleep on my sofa."
-    assert [a["member"] for a in wording.added] == ["c", "c"]
+    # "I have 2 dogs." says nothing new ("2" is "two"); the sofa is new
+    assert wording.text == "I have two dogs named Rex and Bo. They sleep on my sofa."
+    assert [(a["member"], a["clause"]) for a in wording.added] == [("c", "They sleep on my sofa.")]
     tight = rule_wording(members, 40)
     assert tight.text == "I have two dogs named Rex and Bo."
-    assert [c["clause"] for c in tight.left_out] == ["I have 2 dogs.", "They sleep on my sofa."]
+    assert [c["clause"] for c in tight.left_out] == ["They sleep on my sofa."]
 
 
 def test_a_merge_action_records_where_its_words_came_from() -> None:
@@ -341,7 +344,9 @@ def _grouping_scores(facts: list[dict[str, str]]) -> tuple[float, float]:
     return tp / max(1, tp + fp), tp / max(1, tp + fn)
 
 
-FLOORS = {"dev": (0.0, 0.0), "test": (0.0, 0.0)}  # (precision, recall): set from the bench
+# (precision, recall) just under what bench/quality_bench.py measures (dev 0.864 / 0.404,
+# test 0.825 / 0.434 grouping; pairs dev 0.787 / 0.394, test 0.762 / 0.421): a regression fails
+FLOORS = {"dev": (0.85, 0.39), "test": (0.80, 0.42)}
 
 
 @pytest.mark.parametrize("split", ["dev", "test"])
@@ -372,7 +377,7 @@ def test_default_pair_classification_floors_on_the_labelled_set() -> None:
         assert precision >= floor_p and recall >= floor_r, (split, precision, recall)
 
 
-PAIR_FLOORS = {"dev": (0.0, 0.0), "test": (0.0, 0.0)}
+PAIR_FLOORS = {"dev": (0.77, 0.38), "test": (0.74, 0.40)}
 
 
 def test_vector_matrix_agrees_with_the_reference_cosine() -> None:

@@ -61,14 +61,17 @@ def linkage_groups(
     if linkage not in LINKAGES:
         raise ValueError(f"unknown linkage {linkage!r}")
     position = {ident: n for n, ident in enumerate(order)}
-    exact = {(a, b): s for a, b, s in pairs}
+    found = components(((a, b) for a, b, _ in pairs), order)
+    where = {ident: n for n, component in enumerate(found) for ident in component}
+    exact: list[list[tuple[str, str, float]]] = [[] for _ in found]
+    for pair in pairs:
+        exact[where[pair[0]]].append(pair)
     out: list[Group] = []
-    for component in components(((a, b) for a, b, _ in pairs), order):
+    for component, scored in zip(found, exact, strict=True):
+        matrix = _matrix(component, matrix_of, scored)
         if len(component) == 2 or linkage == "single":
             roots = [_Node(list(range(len(component))))]
-            matrix = _matrix(component, matrix_of, exact)
         else:
-            matrix = _matrix(component, matrix_of, exact)
             roots = _cluster(matrix, threshold, linkage)
         for root in roots:
             pieces = (
@@ -95,14 +98,12 @@ def linkage_groups(
 def _matrix(
     ids: list[str],
     matrix_of: Callable[[list[str]], np.ndarray],
-    exact: dict[tuple[str, str], float],
+    exact: list[tuple[str, str, float]],
 ) -> np.ndarray:
     matrix = np.array(matrix_of(ids), dtype=np.float64)
     index = {ident: n for n, ident in enumerate(ids)}
-    for (a, b), score in exact.items():
-        x, y = index.get(a), index.get(b)
-        if x is not None and y is not None:
-            matrix[x, y] = matrix[y, x] = score
+    for a, b, score in exact:
+        matrix[index[a], index[b]] = matrix[index[b], index[a]] = score
     return matrix
 
 
