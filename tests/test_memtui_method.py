@@ -22,6 +22,7 @@ from memtui.engine.candidates import brute_force_pairs, candidate_pairs, memtui_
 from memtui.engine.clusters import UnionFind
 from memtui.engine.grouping import linkage_groups
 from memtui.engine.lexical import content_tokens, vector_cosine, vector_matrix
+from memtui.engine.plan import plan_from_dict
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import get_profile
 from memtui.engine.similarity import text_similarity
@@ -267,8 +268,10 @@ def test_a_merge_action_records_where_its_words_came_from() -> None:
     assert provenance["base"] == "b" and provenance["spans"] == [[0, len(memories[1].content), "b"]]
     assert "no new words" in merge.reason
     assert merge.scores["min_score"] == merge.scores["max_score"] > 0.5
-    again = type(plan).to_dict(plan)["actions"][0]
-    assert json.loads(json.dumps(again))["details"]["provenance"] == provenance
+    data = json.loads(json.dumps(plan.to_dict()))
+    assert plan_from_dict(data, "plan.json").to_dict() == data  # the plan file keeps it
+    [written] = [a for a in data["actions"] if a["kind"] == "merge"]
+    assert written["details"]["provenance"] == provenance
 
 
 # -- the once-important guardrail -------------------------------------------------------------
