@@ -16,6 +16,8 @@ calibration set (tests/fixtures/calibration), in one run.
 4. `--sweep`: memtui merge lines 0.20–0.90 on the DEV split (grouping and pairs); the line to use
    is the best grouping F1 at precision ≥ 0.8. The test split is reported at that line only.
 5. `--variants`: the measured design choices (linkage; CJK unigrams; stemming; stopwords) on DEV.
+6. `--timing`: planning time (in process, the engine only) of `default` and `longterm` on demo
+   stores of 10,000 entries of one user and 100,000 entries of 100 users.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import dataclasses
 import json
 import re
 import sys
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -36,6 +39,7 @@ from unittest.mock import patch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from memtui.demo import make_demo_memories
 from memtui.engine import lexical
 from memtui.engine.candidates import memtui_vectors
 from memtui.engine.clusters import UnionFind
@@ -256,6 +260,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sweep", action="store_true", help="memtui merge lines on dev")
     parser.add_argument("--variants", action="store_true", help="design choices on dev")
+    parser.add_argument("--timing", action="store_true", help="planning time at 10k and 100k")
     parser.add_argument("--data", type=Path, default=CALIBRATION, help="the labelled set's folder")
     args = parser.parse_args()
     if not (args.data / "pairs.jsonl").exists():
@@ -284,6 +289,9 @@ def main() -> None:
         for name in PROFILES:
             s = grouping(split_facts, get_profile(name))
             print(f"   {split:<5} {name:<10} {s.row()}  (tp {s.tp}, fp {s.fp}, fn {s.fn})")
+        for lang in ("en", "zh"):  # every user store is in one language
+            s = grouping([f for f in split_facts if f.lang == lang], get_profile("default"))
+            print(f"   {split:<5} default {lang}  {s.row()}  (tp {s.tp}, fp {s.fp}, fn {s.fn})")
 
     line = merge_line("default")[0]
     neg_hit, neg, pos_hit, pos = paws_false_merge_rate(line)
@@ -327,6 +335,20 @@ def main() -> None:
                 ]
             t, g = best_line(sweep)
             print(f"   tokens  {variant:<13} line {t:4.2f}  {g.row()}")
+
+    if args.timing:
+        print("\n6. planning time (engine only, demo stores)")
+        for size, users in ((10_000, 1), (100_000, 100)):
+            demo = make_demo_memories(size, 11, NOW)
+            demo = [m.with_(user_id=f"user-{i % users:03d}") for i, m in enumerate(demo)]
+            for name in ("default", "longterm"):
+                start = time.perf_counter()
+                plan = make_plan(demo, get_profile(name), NOW)
+                seconds = time.perf_counter() - start
+                print(
+                    f"   {size:>7,} entries, {users:>3} users  {name:<9} {seconds:6.2f}s  "
+                    f"{plan.summary}"
+                )
 
 
 def best_line(sweep: Sequence[tuple[float, Scores]]) -> tuple[float, Scores]:
