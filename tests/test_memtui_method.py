@@ -25,7 +25,7 @@ from memtui.engine.lexical import content_tokens, vector_cosine, vector_matrix
 from memtui.engine.plan import plan_from_dict
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import get_profile
-from memtui.engine.similarity import text_similarity
+from memtui.engine.similarity import pi_similarity, text_similarity
 from memtui.engine.wording import clauses, rule_wording
 from memtui.errors import MemtuiError
 from memtui.model import Memory, Status
@@ -401,3 +401,17 @@ def test_merged_members_leave_the_active_store() -> None:
     [merge] = [a for a in plan.actions if a.kind == "merge"]
     statuses = {m.id: m.status for m in merge.after}
     assert statuses["a"] is Status.MERGED and statuses["b"] is Status.MERGED
+
+
+def test_the_memtui_rule_groups_with_any_similarity_method() -> None:
+    # e.g. a pi store planned with pi's similarity but memtui's grouping and wording
+    profile = dataclasses.replace(get_profile("default"), method="pi", merge_threshold=0.5)
+    memories = open_store(FIXTURES / "realistic-store.json").memories()
+    plan = make_plan(memories, profile, NOW, store_format="pi")
+    merges = [a for a in plan.actions if a.kind == "merge"]
+    assert merges and all(len(a.before) <= profile.cluster_max for a in merges)
+    for action in merges:
+        scores = [pi_similarity(x.content, y.content) for x, y in combinations(action.before, 2)]
+        assert action.scores["min_score"] == pytest.approx(min(scores), abs=1e-6)
+        if "split_from" not in action.scores:  # average linkage: no group below the line
+            assert sum(scores) / len(scores) >= 0.5
