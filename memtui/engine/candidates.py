@@ -7,6 +7,12 @@ the method and the threshold allow it. Exactly the pairs (and scores) of `brute_
   the candidates are then scored with the reference functions. At low thresholds, where most
   pairs share common tokens, intersection sizes / dot products are counted for all pairs at
   once with numpy (integer arithmetic, so the scores are bit-identical).
+- `memtui` (weighted cosine of L2-normalised vectors, idf per user): prefix filtering with the
+  tokens ordered rarest first: a record's prefix ends where the weight left in its suffix
+  (its L2 norm) falls below the threshold, so two records reaching the threshold share a prefix
+  token. Candidates are scored by the reference `vector_cosine` (an exactly rounded sum), so
+  the scores equal brute force bit for bit; at low thresholds numpy counts all dot products and
+  the ones near or above the line are re-scored the same way.
 - embeddings, `jaro-winkler`, `token-set`: blocks of rows scored in C (numpy, rapidfuzz
   `cdist` with a score cutoff) and the survivors re-scored by the reference function.
 
@@ -24,6 +30,7 @@ import numpy as np
 from rapidfuzz import fuzz, process, utils
 from rapidfuzz.distance import JaroWinkler
 
+from memtui.engine.lexical import Vector, lexical_vectors, vector_cosine
 from memtui.engine.similarity import (
     check_method,
     embedding_cosine,
@@ -105,6 +112,14 @@ def brute_force_pairs(memories: Sequence[Memory], method: str, threshold: float)
     _check_threshold(threshold)
     found = []
     for group in user_groups(memories):
+        if method == "memtui":
+            vectors = lexical_vectors([memories[i].content for i in group])
+            for x in range(len(group)):
+                for y in range(x + 1, len(group)):
+                    score = vector_cosine(vectors[x], vectors[y])
+                    if score >= threshold:
+                        found.append((group[x], group[y], score))
+            continue
         for x, i in enumerate(group):
             for j in group[x + 1 :]:
                 score = memory_similarity(memories[i], memories[j], method)
@@ -133,6 +148,8 @@ def _group_pairs(
         return _overlap_pairs(sets, threshold)
     if method == "tf-cosine":
         return _tf_cosine_pairs(members, threshold)
+    if method == "memtui":
+        return _lexical_pairs(lexical_vectors([m.content for m in members]), threshold)
     if method == "jaro-winkler":
         texts = [m.content.lower() for m in members]
         return _cdist_pairs(texts, JaroWinkler.normalized_similarity, threshold, 1.0)
@@ -306,6 +323,83 @@ def _tf_pairs_counted(
         out.extend(
             zip([x] * int(chosen.sum()), ys[chosen].tolist(), scores[chosen].tolist(), strict=True)
         )
+    return out
+
+
+def memtui_vectors(memories: Sequence[Memory]) -> list[Vector]:
+    """Each memory's `memtui` vector, the idf over its user's entries (as the search uses)."""
+    out: list[Vector] = [{} for _ in memories]
+    groups: dict[str | None, list[int]] = defaultdict(list)
+    for i, m in enumerate(memories):
+        groups[m.user_id].append(i)
+    for group in groups.values():
+        for i, vector in zip(
+            group, lexical_vectors([memories[i].content for i in group]), strict=True
+        ):
+            out[i] = vector
+    return out
+
+
+def _lexical_pairs(vectors: list[Vector], threshold: float) -> list[tuple[int, int, float]]:
+    live = [i for i, v in enumerate(vectors) if v]
+    df = Counter(t for i in live for t in vectors[i])
+    floor = max(0.0, threshold - _MARGIN) ** 2
+    prefix_index: dict[str, list[int]] = defaultdict(list)
+    prefixes: dict[int, list[str]] = {}
+    for i in live:
+        v = vectors[i]
+        rest = math.fsum(w * w for w in v.values())
+        prefix = []
+        for token in sorted(v, key=lambda t: (df[t], t)):
+            if rest < floor:
+                break
+            prefix.append(token)
+            rest -= v[token] * v[token]
+        prefixes[i] = prefix
+        for token in prefix:
+            prefix_index[token].append(i)
+    volume = sum(len(prefix_index[t]) for i in live for t in prefixes[i])
+    if volume > _PREFIX_BUDGET * len(live) + 50_000:
+        return _lexical_pairs_counted(vectors, live, threshold)
+    out = []
+    for x in live:
+        seen: set[int] = set()
+        for token in prefixes[x]:
+            seen.update(prefix_index[token])
+        vx = vectors[x]
+        for y in sorted(seen):
+            if y <= x:
+                continue
+            score = vector_cosine(vx, vectors[y])
+            if score >= threshold:
+                out.append((x, y, score))
+    return out
+
+
+def _lexical_pairs_counted(
+    vectors: list[Vector], live: list[int], threshold: float
+) -> list[tuple[int, int, float]]:
+    vocabulary: dict[str, int] = {}
+    postings: dict[int, list[tuple[int, float]]] = defaultdict(list)
+    for i in live:
+        for token, weight in vectors[i].items():
+            postings[vocabulary.setdefault(token, len(vocabulary))].append((i, weight))
+    ids = {t: np.asarray([p[0] for p in ps], dtype=np.int64) for t, ps in postings.items()}
+    weights = {t: np.asarray([p[1] for p in ps], dtype=np.float64) for t, ps in postings.items()}
+    n = len(vectors)
+    out = []
+    for x in live:
+        parts = [(vocabulary[t], w) for t, w in vectors[x].items()]
+        gathered = np.concatenate([ids[t] for t, _ in parts])
+        products = np.concatenate([weights[t] * w for t, w in parts])
+        keep = gathered > x
+        if not keep.any():
+            continue
+        dots = np.bincount(gathered[keep], weights=products[keep], minlength=n)
+        for y in np.nonzero(dots >= threshold - 1e-6)[0].tolist():
+            score = vector_cosine(vectors[x], vectors[y])
+            if score >= threshold:
+                out.append((x, y, score))
     return out
 
 

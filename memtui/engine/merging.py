@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from memtui.errors import MemtuiError
 from memtui.model import SOURCE_PRIORITY, Memory, Source, Status
 
-RULES = ("pi", "longterm", "thesearch", "keep-base")
+RULES = ("pi", "longterm", "thesearch", "keep-base", "memtui")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -94,6 +94,7 @@ def merge_entries(
     rule `longterm`: base = higher importance, `base；other` wording, embedding mean weighted by
     importance, category upgraded from general, created at the oldest member's time.
     rule `keep-base` / `thesearch`: the best member's wording, other fields as `longterm`.
+    rule `memtui`: as `keep-base`; its wording (engine/wording.py) comes in as `content`.
     `content` (a person's text) overrides the wording of any rule.
     """
     if len(members) < 2:

@@ -7,19 +7,25 @@ each action records the earlier actions on the same entries as its dependencies.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from memtui.engine.candidates import Pair, candidate_pairs
-from memtui.engine.clusters import clusters, components
+import numpy as np
+
+from memtui.engine.candidates import Pair, candidate_pairs, memtui_vectors
+from memtui.engine.clusters import capped_components, clusters
 from memtui.engine.decay import DecayModel, model
+from memtui.engine.grouping import linkage_groups
 from memtui.engine.ids import IdMaker
+from memtui.engine.lexical import vector_matrix
 from memtui.engine.merging import absorb_entries, merge_entries, retire
 from memtui.engine.plan import Action, Plan
 from memtui.engine.profiles import Profile
-from memtui.engine.similarity import jaro_winkler
+from memtui.engine.similarity import jaro_winkler, memory_similarity
+from memtui.engine.wording import rule_wording
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
 from memtui.model import SOURCE_PRIORITY, Memory, Source, Status
@@ -33,7 +39,11 @@ class Cancelled(MemtuiError):
 
 
 class _Builder:
-    def __init__(self, memories: Sequence[Memory], store_format: str, now: datetime) -> None:
+    def __init__(
+        self, memories: Sequence[Memory], store_format: str, now: datetime, cap: int
+    ) -> None:
+        self.cap = cap
+        self.eligible: list[Memory] = []
         self.current: dict[str, Memory] = {m.id: m for m in memories}
         self.order = [m.id for m in memories]
         self.position = {ident: n for n, ident in enumerate(self.order)}
@@ -52,7 +62,12 @@ class _Builder:
         reason: str,
         *,
         needs_decision: bool = False,
+        details: dict[str, Any] | None = None,
     ) -> Action:
+        if kind in ("merge", "absorb") and len(before_ids) > self.cap:
+            raise MemtuiError(
+                f"a {kind} of {len(before_ids)} entries is over the profile's cap of {self.cap}"
+            )
         targets = list(dict.fromkeys([*before_ids, *(m.id for m in after)]))
         deps = list(dict.fromkeys(self.last_touch[t] for t in targets if t in self.last_touch))
         action = Action(
@@ -66,6 +81,7 @@ class _Builder:
             reason=reason,
             depends_on=sorted(deps, key=lambda a: int(a[1:])),
             needs_decision=needs_decision,
+            details=details or {},
         )
         self.actions.append(action)
         for ident in targets:
@@ -113,7 +129,7 @@ def _make_plan(
         if progress is not None:
             progress(name, fraction)
 
-    b = _Builder(memories, store_format, now)
+    b = _Builder(memories, store_format, now, profile.cluster_max)
     decay = model(profile.decay_model, profile.decay_rate) if profile.decay_model else None
     step("decay", 0.0)
     if decay is not None and profile.apply_decay:
@@ -125,6 +141,8 @@ def _make_plan(
     step("merge", 0.8)
     if profile.merge_rule == "pi":
         _pi_absorb_and_merge(b, profile, pairs, now)
+    elif profile.merge_rule == "memtui":
+        _memtui_absorb_and_merge(b, profile, pairs, now)
     elif profile.merge_rule == "thesearch":
         _thesearch_merge(b, profile, pairs, now, decay)
     else:
@@ -189,7 +207,8 @@ def _pairs(b: _Builder, profile: Profile, progress: Callable[[int, int], None]) 
         w = profile.thesearch_title_weight
         floors.append((profile.thesearch_merge_score - w) / (1 - w))
     low = min(f for f in floors if f is not None)
-    return candidate_pairs(_eligible(b, profile), profile.method, low, progress=progress)
+    b.eligible = _eligible(b, profile)
+    return candidate_pairs(b.eligible, profile.method, low, progress=progress)
 
 
 def _group_scores(
@@ -225,7 +244,9 @@ def _pi_absorb_and_merge(b: _Builder, profile: Profile, pairs: list[Pair], now: 
         for p in pairs
         if p.score >= profile.absorb_threshold and p.a not in in_cluster and p.b not in in_cluster
     ]
-    high_groups = components(high, b.order)
+    high_groups = capped_components(
+        [(x, y, score_of[(x, y)]) for x, y in high], b.order, profile.cluster_max
+    )
     high_scores = _group_scores(high_groups, ((x, y, score_of[(x, y)]) for x, y in high))
     for group, scores in zip(high_groups, high_scores, strict=True):
         members = [b.current[i] for i in group]
@@ -284,7 +305,9 @@ def _longterm_absorb_and_merge(
     assert profile.absorb_threshold is not None and profile.merge_threshold is not None
     score_of = {(p.a, p.b): p.score for p in pairs}
     high = [(p.a, p.b) for p in pairs if p.score >= profile.absorb_threshold]
-    high_groups = components(high, b.order)
+    high_groups = capped_components(
+        [(x, y, score_of[(x, y)]) for x, y in high], b.order, profile.cluster_max
+    )
     high_scores = _group_scores(high_groups, ((x, y, score_of[(x, y)]) for x, y in high))
     for group, scores in zip(high_groups, high_scores, strict=True):
         members = [b.current[i] for i in group]
@@ -327,6 +350,111 @@ def _longterm_absorb_and_merge(
             f"{len(group)} related entries ({profile.method} up to {max(scores):.2f}) become "
             "one: the more important wording first, the others joined with '；'.",
         )
+
+
+def _memtui_absorb_and_merge(
+    b: _Builder, profile: Profile, pairs: list[Pair], now: datetime
+) -> None:
+    """memtui's own: linkage groups over the pairs at or above the merge line; a group whose
+    weakest pair reaches the absorb line is a set of duplicates (the most important keeps its
+    wording), any other group is merged with rule wording."""
+    assert profile.merge_threshold is not None
+    line = profile.merge_threshold
+    scored = [(p.a, p.b, p.score) for p in pairs if p.score >= line]
+    groups = linkage_groups(
+        scored,
+        b.order,
+        _similarity_matrix(b, profile.method),
+        line,
+        linkage=profile.linkage,
+        min_size=profile.cluster_min,
+        max_size=profile.cluster_max,
+    )
+    absorb_line = profile.absorb_threshold if profile.absorb_threshold is not None else math.inf
+    for group in groups:
+        members = [b.current[i] for i in group.members]
+        scores = {
+            "min_score": group.weakest,
+            "max_score": group.strongest,
+            "size": len(members),
+        }
+        split = ""
+        if group.split_from:
+            scores["split_from"] = group.split_from
+            split = (
+                f" Split from a group of {group.split_from} (over the cap of "
+                f"{profile.cluster_max}): raise the merge line to make it tighter."
+            )
+        if group.weakest >= absorb_line:
+            survivor = max(members, key=lambda m: (m.importance, -b.position[m.id]))
+            others = [m for m in members if m is not survivor]
+            kept, retired = absorb_entries(
+                survivor, others, now=now, max_paths=profile.max_paths, max_tags=profile.max_tags
+            )
+            b.add(
+                "absorb",
+                group.members,
+                [kept, *retired],
+                f"memtui: every pair ≥ {absorb_line:g}",
+                scores,
+                f"{len(members)} duplicates (memtui similarity ≥ {group.weakest:.2f} for every "
+                "pair): the most important keeps its wording and takes in the others' tags, "
+                f"accesses and evidence.{split}",
+            )
+            continue
+        wording = rule_wording(members, profile.wording_max_chars)
+        merged, retired = merge_entries(
+            members,
+            new_id=b.ids.new("|".join(group.members)),
+            now=now,
+            rule="memtui",
+            content=wording.text,
+            max_paths=profile.max_paths,
+            max_tags=profile.max_tags,
+        )
+        said = "worded as the most complete entry"
+        if wording.added:
+            n = len(wording.added)
+            said += f" plus {_clauses(n)} that add{'s' if n == 1 else ''} something"
+        elif not wording.left_out:
+            said += " (the others add no new words)"
+        if wording.left_out:
+            said += (
+                f"; {_clauses(len(wording.left_out))} with new words did not fit in "
+                f"{profile.wording_max_chars} characters and stay out (see the details)"
+            )
+        b.add(
+            "merge",
+            group.members,
+            [merged, *retired],
+            f"memtui: {profile.linkage} linkage at ≥ {line:g}, groups of "
+            f"{profile.cluster_min}–{profile.cluster_max}",
+            scores,
+            f"{len(members)} entries about one thing (memtui similarity {group.weakest:.2f} for "
+            f"the weakest pair, up to {group.strongest:.2f}) become one, {said}.{split}",
+            details={"provenance": wording.provenance()},
+        )
+
+
+def _similarity_matrix(b: _Builder, method: str) -> Callable[[list[str]], np.ndarray]:
+    """All scores among some eligible entries, as the candidate search scores them."""
+    if method == "memtui":
+        # the vectors as the search weighed them: idf over each user's eligible entries
+        vectors = dict(zip((m.id for m in b.eligible), memtui_vectors(b.eligible), strict=True))
+        return lambda ids: vector_matrix([vectors[i] for i in ids])
+
+    def pairwise(ids: list[str]) -> np.ndarray:
+        out = np.eye(len(ids))
+        for x, y in itertools.combinations(range(len(ids)), 2):
+            score = memory_similarity(b.current[ids[x]], b.current[ids[y]], method)
+            out[x, y] = out[y, x] = score
+        return out
+
+    return pairwise
+
+
+def _clauses(n: int) -> str:
+    return f"{n} clause{'s' if n != 1 else ''}"
 
 
 def _conflicts(b: _Builder, profile: Profile, pairs: list[Pair], now: datetime) -> None:
@@ -376,6 +504,7 @@ def _protected(memories: Sequence[Memory], top: int) -> set[str]:
 
 def _expire(b: _Builder, profile: Profile, snapshot: Sequence[Memory], now: datetime) -> None:
     protected = _protected(snapshot, profile.protect_top)
+    original = {m.id: m for m in snapshot}
     status = Status.DELETED if profile.expire_kind == "expire" else Status.ARCHIVED
     for memory in b.active():
         if memory.id in b.locked or memory.id in protected or memory.tenured:
@@ -387,16 +516,46 @@ def _expire(b: _Builder, profile: Profile, snapshot: Sequence[Memory], now: date
             continue
         after = memory.with_(status=status, updated_at=now)
         verb = "expires" if status is Status.DELETED else "is archived"
+        scores = {"age_days": age, "importance": memory.importance}
+        reason = (
+            f"{age:.0f} days old with importance {memory.importance:.2f} (below "
+            f"{profile.expire_below:g}): {verb}, restorable from the ledger."
+        )
+        once = _once_important(profile, memory, original.get(memory.id))
+        if once:
+            scores["original_importance"] = original.get(memory.id, memory).importance
+            reason = (
+                f"{age:.0f} days old, importance now {memory.importance:.2f}, but this "
+                f"{memory.category} was once important ({once}): it {verb} only if you "
+                "decide so."
+            )
         b.add(
             profile.expire_kind or "expire",
             [memory.id],
             [after],
             f"older than {profile.expire_after_days:g} days and importance < "
             f"{profile.expire_below:g}",
-            {"age_days": age, "importance": memory.importance},
-            f"{age:.0f} days old with importance {memory.importance:.2f} (below "
-            f"{profile.expire_below:g}): {verb}, restorable from the ledger.",
+            scores,
+            reason,
+            needs_decision=bool(once),
         )
+
+
+def _once_important(profile: Profile, memory: Memory, original: Memory | None) -> str:
+    """Why `memory` must not go without a decision ("" when it may): an identity, preference
+    or fact whose importance before decay (in the snapshot, or an `original_importance` field
+    the store keeps) reached the guard line, or that was seen often enough."""
+    if not profile.guard_once_important or memory.category not in profile.conflict_categories:
+        return ""
+    known = [memory.importance, original.importance if original else 0.0]
+    stored = memory.extra.get("original_importance")
+    if isinstance(stored, int | float) and not isinstance(stored, bool):
+        known.append(float(stored))
+    if max(known) >= profile.guard_importance:
+        return f"importance {max(known):.2f}"
+    if (memory.evidence_count or 0) >= profile.guard_evidence:
+        return f"seen {memory.evidence_count} times"
+    return ""
 
 
 # -- thesearch --------------------------------------------------------------------------------
@@ -428,7 +587,7 @@ def _thesearch_merge(
         combined = w * jaro_winkler(_title(a), _title(c)) + (1 - w) * p.score
         if combined > profile.thesearch_merge_score:
             strong.append((p.a, p.b, combined))
-    groups = components([(x, y) for x, y, _ in strong], b.order)
+    groups = capped_components(strong, b.order, profile.cluster_max)
     for group, scores in zip(groups, _group_scores(groups, strong), strict=True):
         members = [b.current[i] for i in group]
         winner = max(members, key=lambda m: effective_weight(m, now, decay))

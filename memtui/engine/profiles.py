@@ -1,8 +1,10 @@
 """The consolidation profiles: every parameter of every rule, in one typed place.
 
 `pi`, `longterm` and `thesearch` reproduce their source systems (DESIGN.md §4); `default` (for
-native stores) is the longterm rules with memtui's fixes: decay anchored on use, archive
-instead of delete. Any parameter can be overridden from a TOML file:
+native stores) is memtui's own method: the `memtui` similarity, average-linkage groups, rule
+wording that only adds clauses with new content, decay anchored on use, archive instead of
+delete, and a decision before a once-important fact is archived. Any parameter can be
+overridden from a TOML file:
 
     [profiles.pi]
     merge_threshold = 0.35
@@ -64,7 +66,12 @@ class Profile:
     cluster_min: int = 2
     cluster_max: int = 8
     merge_rule: str = "keep-base"
-    """`pi` (best member's wording, pi's field rules), `longterm` (`base；other`), `thesearch`."""
+    """`pi` (best member's wording, pi's field rules), `longterm` (`base；other`), `thesearch`,
+    `memtui` (linkage groups, rule wording: engine/grouping.py, engine/wording.py)."""
+    linkage: str = "average"
+    """How the `memtui` rule groups candidates: `average`, `complete` or `single` (chaining)."""
+    wording_max_chars: int = 500
+    """The `memtui` rule's merged text never grows past this (pi's own cap is 200)."""
     max_paths: int = 20
     max_tags: int = 5
 
@@ -81,6 +88,11 @@ class Profile:
     expire_below: float = 0.3
     protect_top: int = 0
     """The entries with most incoming supersedes links never expire."""
+    guard_once_important: bool = False
+    """Expiring/archiving an identity, preference or fact that was once important (importance
+    ≥ `guard_importance` before decay, or seen `guard_evidence` times) needs a decision."""
+    guard_importance: float = 0.8
+    guard_evidence: int = 2
     archive_line: float | None = None
     """Shown as the archive line in decay views (pi: below 0.2 it is no longer injected)."""
 
@@ -120,6 +132,7 @@ PROFILES: dict[str, Profile] = {
         cluster_min=2,
         cluster_max=8,
         merge_rule="pi",
+        wording_max_chars=200,
         archive_line=0.2,
     ),
     "longterm": Profile(
@@ -155,22 +168,26 @@ PROFILES: dict[str, Profile] = {
     ),
     "default": Profile(
         name="default",
-        description="memtui's own: the longterm rules, decay anchored on use, archive not delete",
-        method="tf-cosine",
+        description="memtui's own: idf-weighted content words, average linkage, rule wording",
+        method="memtui",
         decay_model="longterm",
         decay_rate=0.995,
-        absorb_threshold=0.95,
+        absorb_threshold=0.9,
         absorb_into="important",
-        merge_threshold=0.80,
-        merge_below=0.95,
+        # chosen on the labelled set's dev split: the best grouping F1 at precision ≥ 0.8
+        # (bench/quality_bench.py --sweep); pairs just under it may be conflicts to decide
+        merge_threshold=0.55,
         cluster_max=8,
-        merge_rule="longterm",
-        conflict_low=0.75,
-        conflict_high=0.95,
+        merge_rule="memtui",
+        linkage="average",
+        wording_max_chars=500,
+        conflict_low=0.45,
+        conflict_high=0.55,
         expire_kind="archive",
         expire_after_days=30.0,
         expire_below=0.3,
         protect_top=3,
+        guard_once_important=True,
     ),
 }
 

@@ -7,6 +7,8 @@
   instead when both memories carry embeddings of the same length.
 - `jaro-winkler`, `token-set`: rapidfuzz scorers on lowercased text (token-set on rapidfuzz's
   default processing: lowercase, non-alphanumerics as spaces).
+- `memtui`: memtui's own IDF-weighted content-word cosine (engine/lexical.py); the idf comes
+  from the entries compared, so two texts on their own are weighed against each other only.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from itertools import pairwise
 from rapidfuzz import fuzz, utils
 from rapidfuzz.distance import JaroWinkler
 
+from memtui.engine.lexical import memtui_similarity
 from memtui.model import Memory
 
-METHODS = ("pi", "tf-cosine", "jaro-winkler", "token-set")
+METHODS = ("pi", "tf-cosine", "jaro-winkler", "token-set", "memtui")
 
 # JavaScript's \s: what pi strips besides punctuation and symbols
 _JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
@@ -137,6 +140,7 @@ _TEXT_SCORERS = {
     "tf-cosine": tf_cosine,
     "jaro-winkler": jaro_winkler,
     "token-set": token_set,
+    "memtui": memtui_similarity,
 }
 
 

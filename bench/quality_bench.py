@@ -1,0 +1,363 @@
+"""How good are the proposals? Pairwise precision / recall / F1 of every profile on the labelled
+calibration set (tests/fixtures/calibration), in one run.
+
+    python bench/quality_bench.py [--split dev|test|both] [--sweep] [--variants]
+
+1. Pair classification at each profile's merge line, on the labelled pairs (pairs.jsonl):
+   pi rules (pi ≥ 0.3), longterm rules (tf-cosine ≥ 0.8), thesearch rules (0.4·jaro-winkler
+   of titles + 0.6·cosine > 0.9), default (memtui lexical ≥ its merge line; idf over the user's
+   store).
+2. Grouping: each split's user stores planned with each profile; a pair of facts of one user is
+   "proposed together" when one merge/absorb chain joins them. Pairwise P/R/F1 against the gold
+   groups (facts.jsonl), over every within-user pair.
+3. False-merge rate on PAWS-X (../shared/data/pairs/PAWS-X_dev_2k.tsv, hard Chinese
+   non-paraphrases with high word overlap) at default's merge line: label-0 pairs scoring ≥ the
+   line / all label-0 pairs (idf over the whole file, as one store).
+4. `--sweep`: memtui merge lines 0.20–0.90 on the DEV split (grouping and pairs); the line to use
+   is the best grouping F1 at precision ≥ 0.8. The test split is reported at that line only.
+5. `--variants`: the measured design choices (linkage; CJK unigrams; stemming; stopwords) on DEV.
+6. `--timing`: planning time (in process, the engine only) of `default` and `longterm` on demo
+   stores of 10,000 entries of one user and 100,000 entries of 100 users.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from itertools import combinations
+from pathlib import Path
+from unittest.mock import patch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from memtui.demo import make_demo_memories
+from memtui.engine import lexical
+from memtui.engine.candidates import memtui_vectors
+from memtui.engine.clusters import UnionFind
+from memtui.engine.lexical import vector_cosine
+from memtui.engine.planner import make_plan
+from memtui.engine.profiles import Profile, get_profile
+from memtui.engine.similarity import jaro_winkler, pi_similarity, tf_cosine
+from memtui.model import Memory
+
+CALIBRATION = ROOT / "tests" / "fixtures" / "calibration"
+PAWS = ROOT.parent / "shared" / "data" / "pairs" / "PAWS-X_dev_2k.tsv"
+NOW = datetime(2026, 11, 30, tzinfo=UTC)
+PROFILES = ("pi", "longterm", "thesearch", "default")
+CJK_CHAR = re.compile(f"[{lexical._CJK}]")
+LINES = [step / 20 for step in range(4, 19)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Fact:
+    id: str
+    user: str
+    text: str
+    group: str
+    split: str
+    lang: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Scores:
+    tp: int
+    fp: int
+    fn: int
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    def row(self) -> str:
+        return f"P {self.precision:5.3f}  R {self.recall:5.3f}  F1 {self.f1:5.3f}"
+
+
+def load_facts(folder: Path) -> list[Fact]:
+    out = []
+    for line in (folder / "facts.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            r = json.loads(line)
+            out.append(Fact(r["id"], r["user"], r["text"], r["group"], r["split"], r["lang"]))
+    return out
+
+
+def load_pairs(folder: Path) -> list[dict[str, object]]:
+    lines = (folder / "pairs.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def memories(facts: Sequence[Fact]) -> list[Memory]:
+    """The facts as a store: fresh, unremarkable entries (so only similarity decides)."""
+    when = NOW - timedelta(hours=1)
+    return [
+        Memory(
+            id=f.id,
+            content=f.text,
+            importance=0.5,
+            user_id=f.user,
+            created_at=when,
+            last_accessed_at=when,
+            last_decayed_at=when,
+        )
+        for f in facts
+    ]
+
+
+def profile(name: str, **changes: object) -> Profile:
+    return dataclasses.replace(get_profile(name), **changes)  # type: ignore[arg-type]
+
+
+# -- pairs ------------------------------------------------------------------------------------
+
+
+def pair_scorer(name: str, facts: Sequence[Fact]) -> Callable[[Fact, Fact], float]:
+    """The score a profile's merge decision compares with its line."""
+    if name == "pi":
+        return lambda a, b: pi_similarity(a.text, b.text)
+    if name == "longterm":
+        return lambda a, b: tf_cosine(a.text, b.text)
+    if name == "thesearch":
+        return lambda a, b: (
+            0.4 * jaro_winkler(a.text[:80], b.text[:80]) + 0.6 * tf_cosine(a.text, b.text)
+        )
+    vectors = dict(zip((f.id for f in facts), memtui_vectors(memories(facts)), strict=True))
+    return lambda a, b: vector_cosine(vectors[a.id], vectors[b.id])
+
+
+def merge_line(name: str) -> tuple[float, bool]:
+    """(line, strictly above?) of a profile's merge decision."""
+    p = get_profile(name)
+    if name == "thesearch":
+        return p.thesearch_merge_score, True
+    assert p.merge_threshold is not None
+    return p.merge_threshold, False
+
+
+def classify(
+    pairs: Sequence[dict[str, object]],
+    facts: dict[str, Fact],
+    scorer: Callable[[Fact, Fact], float],
+    line: float,
+    strict: bool = False,
+) -> Scores:
+    tp = fp = fn = 0
+    for p in pairs:
+        score = scorer(facts[str(p["a"])], facts[str(p["b"])])
+        said = score > line if strict else score >= line
+        gold = p["label"] == 1
+        tp += said and gold
+        fp += said and not gold
+        fn += gold and not said
+    return Scores(tp, fp, fn)
+
+
+# -- grouping ---------------------------------------------------------------------------------
+
+
+def proposed_groups(facts: Sequence[Fact], chosen: Profile) -> dict[str, str]:
+    """Fact id → the root of the merge/absorb chain that takes it in (itself if none)."""
+    plan = make_plan(memories(facts), chosen, NOW, store_format="native")
+    uf = UnionFind()
+    for action in plan.actions:
+        if action.kind in ("merge", "absorb") and not action.needs_decision:
+            for other in action.targets[1:]:
+                uf.union(action.targets[0], other)
+    return {f.id: uf.find(f.id) for f in facts}
+
+
+def grouping(facts: Sequence[Fact], chosen: Profile) -> Scores:
+    found = proposed_groups(facts, chosen)
+    by_user: dict[str, list[Fact]] = defaultdict(list)
+    for f in facts:
+        by_user[f.user].append(f)
+    tp = fp = fn = 0
+    for members in by_user.values():
+        for a, b in combinations(members, 2):
+            said = found[a.id] == found[b.id]
+            gold = a.group == b.group
+            tp += said and gold
+            fp += said and not gold
+            fn += gold and not said
+    return Scores(tp, fp, fn)
+
+
+# -- PAWS-X -----------------------------------------------------------------------------------
+
+
+def paws_false_merge_rate(line: float) -> tuple[int, int, int, int]:
+    """(label-0 pairs ≥ line, label-0 pairs, label-1 pairs ≥ line, label-1 pairs)."""
+    rows = []
+    for line_text in PAWS.read_text(encoding="utf-8").splitlines()[1:]:
+        parts = line_text.split("\t")
+        if len(parts) == 4 and parts[3] in ("0", "1") and "NS" not in (parts[1], parts[2]):
+            rows.append((parts[1], parts[2], int(parts[3])))
+    store = [
+        Memory(id=f"{n}{side}", content=t)
+        for n, r in enumerate(rows)
+        for side, t in (("a", r[0]), ("b", r[1]))
+    ]
+    vectors = memtui_vectors(store)
+    neg = neg_hit = pos = pos_hit = 0
+    for n, (_, _, label) in enumerate(rows):
+        hit = vector_cosine(vectors[2 * n], vectors[2 * n + 1]) >= line
+        if label:
+            pos, pos_hit = pos + 1, pos_hit + hit
+        else:
+            neg, neg_hit = neg + 1, neg_hit + hit
+    return neg_hit, neg, pos_hit, pos
+
+
+# -- variants of the method (measured, to justify the choices) --------------------------------
+
+
+@contextmanager
+def tokens_variant(name: str) -> Iterator[None]:
+    base = lexical.content_tokens.__wrapped__  # the uncached function
+
+    def with_unigrams(text: str) -> tuple[str, ...]:
+        extra = [ch for ch in CJK_CHAR.findall(text) if ch not in lexical.STOP_ZH_CHARS]
+        return (*base(text), *extra)
+
+    def no_stem(text: str) -> tuple[str, ...]:
+        with patch.object(lexical, "stem", lambda w: w):
+            return base(text)
+
+    def no_stopwords(text: str) -> tuple[str, ...]:
+        with (
+            patch.object(lexical, "STOP_EN", frozenset()),
+            patch.object(lexical, "STOP_ZH", frozenset()),
+            patch.object(lexical, "STOP_ZH_CHARS", frozenset()),
+        ):
+            return base(text)
+
+    chosen = {"cjk-unigrams": with_unigrams, "no-stemming": no_stem, "no-stopwords": no_stopwords}
+    if name not in chosen:
+        yield
+        return
+    with patch.object(lexical, "content_tokens", chosen[name]):
+        yield
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sweep", action="store_true", help="memtui merge lines on dev")
+    parser.add_argument("--variants", action="store_true", help="design choices on dev")
+    parser.add_argument("--timing", action="store_true", help="planning time at 10k and 100k")
+    parser.add_argument("--data", type=Path, default=CALIBRATION, help="the labelled set's folder")
+    args = parser.parse_args()
+    if not (args.data / "pairs.jsonl").exists():
+        sys.exit(f"no labelled set at {args.data} (facts.jsonl, pairs.jsonl)")
+    facts = load_facts(args.data)
+    by_id = {f.id: f for f in facts}
+    pairs = load_pairs(args.data)
+    splits = {
+        s: ([f for f in facts if f.split == s], [p for p in pairs if p["split"] == s])
+        for s in ("dev", "test")
+    }
+    print(
+        f"labelled set: {len(facts)} facts of {len({f.user for f in facts})} users, "
+        f"{len(pairs)} pairs ({sum(p['label'] == 1 for p in pairs)} positive)"
+    )
+
+    print("\n1. pair classification at each profile's merge line (labelled pairs)")
+    for split, (split_facts, split_pairs) in splits.items():
+        for name in PROFILES:
+            line, strict = merge_line(name)
+            s = classify(split_pairs, by_id, pair_scorer(name, split_facts), line, strict)
+            print(f"   {split:<5} {name:<10} line {line:<5g} {s.row()}")
+
+    print("\n2. grouping: pairwise P/R of 'proposed together' after planning each user store")
+    for split, (split_facts, _) in splits.items():
+        for name in PROFILES:
+            s = grouping(split_facts, get_profile(name))
+            print(f"   {split:<5} {name:<10} {s.row()}  (tp {s.tp}, fp {s.fp}, fn {s.fn})")
+        for lang in ("en", "zh"):  # every user store is in one language
+            s = grouping([f for f in split_facts if f.lang == lang], get_profile("default"))
+            print(f"   {split:<5} default {lang}  {s.row()}  (tp {s.tp}, fp {s.fp}, fn {s.fn})")
+
+    line = merge_line("default")[0]
+    neg_hit, neg, pos_hit, pos = paws_false_merge_rate(line)
+    print(
+        f"\n3. PAWS-X at default's merge line {line:g}: false-merge rate {neg_hit / neg:.3f} "
+        f"({neg_hit} of {neg} non-paraphrases); paraphrases reaching it {pos_hit / pos:.3f} "
+        f"({pos_hit} of {pos})"
+    )
+
+    if args.sweep:
+        dev_facts, dev_pairs = splits["dev"]
+        test_facts, test_pairs = splits["test"]
+        print("\n4. memtui merge line sweep on DEV (grouping; pair classification at the line)")
+        scorer = pair_scorer("default", dev_facts)
+        sweep = []
+        for t in LINES:
+            g = grouping(dev_facts, profile("default", merge_threshold=t))
+            c = classify(dev_pairs, by_id, scorer, t)
+            sweep.append((t, g))
+            print(f"   {t:4.2f}  grouping {g.row()}   pairs {c.row()}")
+        t, g = best_line(sweep)
+        test = grouping(test_facts, profile("default", merge_threshold=t))
+        pairs_test = classify(test_pairs, by_id, pair_scorer("default", test_facts), t)
+        print(f"   chosen on dev: line {t:g} (best grouping F1 at precision ≥ 0.8: {g.row()})")
+        print(f"   test at that line: grouping {test.row()}   pairs {pairs_test.row()}")
+
+    if args.variants:
+        dev_facts, _ = splits["dev"]
+        print("\n5. design choices on DEV: the best grouping F1 at precision ≥ 0.8 over the lines")
+        for linkage in ("average", "complete", "single"):
+            sweep = [
+                (t, grouping(dev_facts, profile("default", merge_threshold=t, linkage=linkage)))
+                for t in LINES
+            ]
+            t, g = best_line(sweep)
+            print(f"   linkage {linkage:<13} line {t:4.2f}  {g.row()}")
+        for variant in ("cjk-unigrams", "no-stemming", "no-stopwords"):
+            with tokens_variant(variant):
+                sweep = [
+                    (t, grouping(dev_facts, profile("default", merge_threshold=t))) for t in LINES
+                ]
+            t, g = best_line(sweep)
+            print(f"   tokens  {variant:<13} line {t:4.2f}  {g.row()}")
+
+    if args.timing:
+        print("\n6. planning time (engine only, demo stores)")
+        for size, users in ((10_000, 1), (100_000, 100)):
+            demo = make_demo_memories(size, 11, NOW)
+            demo = [m.with_(user_id=f"user-{i % users:03d}") for i, m in enumerate(demo)]
+            for name in ("default", "longterm"):
+                start = time.perf_counter()
+                plan = make_plan(demo, get_profile(name), NOW)
+                seconds = time.perf_counter() - start
+                print(
+                    f"   {size:>7,} entries, {users:>3} users  {name:<9} {seconds:6.2f}s  "
+                    f"{plan.summary}"
+                )
+
+
+def best_line(sweep: Sequence[tuple[float, Scores]]) -> tuple[float, Scores]:
+    """The line with the best F1 among those with precision ≥ 0.8 (else the most precise)."""
+    good = [(t, s) for t, s in sweep if s.precision >= 0.8]
+    if not good:
+        return max(sweep, key=lambda x: (x[1].precision, x[1].f1))
+    return max(good, key=lambda x: (x[1].f1, -x[0]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""Groups that cannot chain unrelated entries: average (or complete) linkage inside each
+connected component of the candidate graph.
+
+Union-find joins A and C when A≈B and B≈C, however far A is from C; on real stores that makes
+one component of dozens of unrelated sentences. Average linkage joins two groups only when
+their members are, on average over all cross pairs, at least as similar as the merge line;
+complete linkage only when every cross pair is. Two groups that reach the line share a pair at
+or above it, so clustering each component on its own gives the same result as clustering all
+entries at once.
+
+The clustering is the nearest-neighbour chain algorithm on the component's full similarity
+matrix (average and complete linkage are reducible, so it is exact); it stops at the merge
+line. A group larger than the cap is split along its own dendrogram (then adjacent small pieces
+are packed back together up to the cap): every member stays in exactly one piece.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from memtui.engine.clusters import components
+
+LINKAGES = ("average", "complete", "single")
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    members: list[str]
+    """Ids, in store order."""
+    weakest: float
+    """The lowest similarity between two members (1 for a piece of one)."""
+    strongest: float
+    split_from: int = 0
+    """The size of the oversized group this piece was split from (0: not split)."""
+
+
+@dataclass(slots=True)
+class _Node:
+    leaves: list[int]
+    children: tuple[_Node, _Node] | None = None
+
+
+def linkage_groups(
+    pairs: Sequence[tuple[str, str, float]],
+    order: Sequence[str],
+    matrix_of: Callable[[list[str]], np.ndarray],
+    threshold: float,
+    *,
+    linkage: str = "average",
+    min_size: int = 2,
+    max_size: int = 8,
+) -> list[Group]:
+    """Groups of the entries in `pairs` (each pair ≥ threshold) by `linkage`; `matrix_of`
+    gives the full similarity matrix of a component's ids (scores in `pairs` are used as they
+    are, so every reported score is the reference one). Pieces smaller than `min_size` are
+    left out (those entries stay as they are)."""
+    if linkage not in LINKAGES:
+        raise ValueError(f"unknown linkage {linkage!r}")
+    position = {ident: n for n, ident in enumerate(order)}
+    found = components(((a, b) for a, b, _ in pairs), order)
+    where = {ident: n for n, component in enumerate(found) for ident in component}
+    exact: list[list[tuple[str, str, float]]] = [[] for _ in found]
+    for pair in pairs:
+        exact[where[pair[0]]].append(pair)
+    out: list[Group] = []
+    for component, scored in zip(found, exact, strict=True):
+        matrix = _matrix(component, matrix_of, scored)
+        if len(component) == 2 or linkage == "single":
+            roots = [_Node(list(range(len(component))))]
+        else:
+            roots = _cluster(matrix, threshold, linkage)
+        for root in roots:
+            pieces = (
+                [root.leaves] if len(root.leaves) <= max_size else _split(root, max_size, matrix)
+            )
+            for piece in pieces:
+                if len(piece) < min_size:
+                    continue
+                sub = matrix[np.ix_(piece, piece)]
+                upper = sub[np.triu_indices(len(piece), 1)] if len(piece) > 1 else np.ones(1)
+                members = sorted((component[i] for i in piece), key=position.__getitem__)
+                out.append(
+                    Group(
+                        members,
+                        float(upper.min()),
+                        float(upper.max()),
+                        len(root.leaves) if len(pieces) > 1 else 0,
+                    )
+                )
+    out.sort(key=lambda g: position[g.members[0]])
+    return out
+
+
+def _matrix(
+    ids: list[str],
+    matrix_of: Callable[[list[str]], np.ndarray],
+    exact: list[tuple[str, str, float]],
+) -> np.ndarray:
+    matrix = np.array(matrix_of(ids), dtype=np.float64)
+    index = {ident: n for n, ident in enumerate(ids)}
+    for a, b, score in exact:
+        matrix[index[a], index[b]] = matrix[index[b], index[a]] = score
+    return matrix
+
+
+def _cluster(sim: np.ndarray, threshold: float, linkage: str) -> list[_Node]:
+    """Nearest-neighbour chain over `sim`, merging while the linked similarity ≥ threshold."""
+    k = len(sim)
+    s = sim.copy()
+    np.fill_diagonal(s, -np.inf)
+    sizes = np.ones(k)
+    nodes: list[_Node | None] = [_Node([i]) for i in range(k)]
+    open_slots = set(range(k))
+    done: list[_Node] = []
+    chain: list[int] = []
+    while open_slots:
+        if not chain:
+            chain.append(min(open_slots))
+        a = chain[-1]
+        row = s[a]
+        b = int(np.argmax(row))
+        if len(chain) > 1 and row[chain[-2]] >= row[b]:
+            b = chain[-2]  # ties go back down the chain, so it always ends
+        if len(open_slots) == 1 or row[b] < threshold:
+            # nothing reaches the line from here: every group on the chain is final
+            for slot in chain:
+                node = nodes[slot]
+                assert node is not None
+                done.append(node)
+                open_slots.discard(slot)
+                s[slot, :] = -np.inf
+                s[:, slot] = -np.inf
+            chain.clear()
+            continue
+        if len(chain) > 1 and b == chain[-2]:
+            chain.pop()
+            chain.pop()
+            keep, gone = min(a, b), max(a, b)
+            left, right = nodes[keep], nodes[gone]
+            assert left is not None and right is not None
+            if linkage == "average":
+                merged = (sizes[keep] * s[keep] + sizes[gone] * s[gone]) / (
+                    sizes[keep] + sizes[gone]
+                )
+            else:
+                merged = np.minimum(s[keep], s[gone])
+            s[keep, :] = merged
+            s[:, keep] = merged
+            s[keep, keep] = -np.inf
+            s[gone, :] = -np.inf
+            s[:, gone] = -np.inf
+            sizes[keep] += sizes[gone]
+            nodes[keep] = _Node([*left.leaves, *right.leaves], (left, right))
+            nodes[gone] = None
+            open_slots.discard(gone)
+        else:
+            chain.append(b)
+    return done
+
+
+def _split(root: _Node, cap: int, sim: np.ndarray) -> list[list[int]]:
+    """Pieces of at most `cap` leaves along the dendrogram, small neighbours packed together;
+    a piece of one joins the piece with room it is most similar to (on average)."""
+    pieces: list[list[int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if len(node.leaves) <= cap:
+            pieces.append(node.leaves)
+        elif node.children is None:  # no dendrogram (single linkage): balanced runs
+            count = -(-len(node.leaves) // cap)
+            step = len(node.leaves) / count
+            bounds = [round(step * n) for n in range(count + 1)]
+            pieces.extend(node.leaves[x:y] for x, y in itertools.pairwise(bounds))
+        else:
+            stack.extend(reversed(node.children))
+    packed: list[list[int]] = []
+    for piece in pieces:
+        if packed and len(packed[-1]) + len(piece) <= cap:
+            packed[-1] = [*packed[-1], *piece]
+        else:
+            packed.append(list(piece))
+    for alone in [p for p in packed if len(p) == 1]:
+        room = [p for p in packed if p is not alone and 1 < len(p) < cap]
+        if room:
+            best = max(room, key=lambda p: float(sim[alone[0], p].mean()))
+            best.append(alone[0])
+            alone.clear()
+    return [p for p in packed if p]
