@@ -34,9 +34,9 @@ from memtui.engine.calibration import (
     score_text_pairs,
 )
 from memtui.engine.candidates import Pair, candidate_pairs
-from memtui.engine.clusters import components
 from memtui.engine.decay import MODELS as DECAY_MODELS
 from memtui.engine.decay import DecayModel, model
+from memtui.engine.grouping import Group, group_entries
 from memtui.engine.plan import KINDS, Action, Plan, closure
 from memtui.engine.planner import Cancelled, Progress, make_plan
 from memtui.engine.profiles import PROFILE_NAMES, Profile, profile_for_format
@@ -76,6 +76,7 @@ __all__ = [
     "Cancelled",
     "DecayModel",
     "EntryEdit",
+    "Group",
     "History",
     "Lineage",
     "LlmRequest",
@@ -310,12 +311,20 @@ class Service:
         return profile_for_format(store.format_name)
 
     def clusters(
-        self, memories: Sequence[Memory], method: str, threshold: float
-    ) -> tuple[list[Pair], list[list[str]]]:
-        """Pairs of active entries at or above the threshold, and the groups they connect."""
+        self, memories: Sequence[Memory], method: str, threshold: float, profile: Profile
+    ) -> tuple[list[Pair], list[Group]]:
+        """Pairs of active entries at or above the threshold, and the groups a person reviews:
+        average linkage (a chain of unrelated entries never shows as one group), none over the
+        profile's cap (an oversized group is shown in pieces that say so)."""
         active = [m for m in memories if m.status is Status.ACTIVE]
-        pairs = candidate_pairs(active, method, threshold)
-        return pairs, components([(p.a, p.b) for p in pairs], [m.id for m in active])
+        return group_entries(
+            active,
+            method,
+            threshold,
+            linkage="average",
+            min_size=2,
+            max_size=profile.cluster_max,
+        )
 
     def pairs(
         self, store: Store, method: str | None = None, threshold: float | None = None

@@ -17,12 +17,16 @@ are packed back together up to the cap): every member stays in exactly one piece
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from memtui.engine.candidates import Pair, candidate_pairs, memtui_vectors
 from memtui.engine.clusters import components
+from memtui.engine.lexical import vector_matrix
+from memtui.engine.similarity import memory_similarity
+from memtui.model import Memory
 
 LINKAGES = ("average", "complete", "single")
 
@@ -191,3 +195,47 @@ def _split(root: _Node, cap: int, sim: np.ndarray) -> list[list[int]]:
             best.append(alone[0])
             alone.clear()
     return [p for p in packed if p]
+
+
+def similarity_source(
+    current: Mapping[str, Memory], searched: Sequence[Memory], method: str
+) -> Callable[[list[str]], np.ndarray]:
+    """All scores among some entries, as the candidate search over `searched` scored them."""
+    if method == "memtui":
+        # the vectors as the search weighed them: idf over each user's searched entries
+        vectors = dict(zip((m.id for m in searched), memtui_vectors(searched), strict=True))
+        return lambda ids: vector_matrix([vectors[i] for i in ids])
+
+    def pairwise(ids: list[str]) -> np.ndarray:
+        out = np.eye(len(ids))
+        for x, y in itertools.combinations(range(len(ids)), 2):
+            score = memory_similarity(current[ids[x]], current[ids[y]], method)
+            out[x, y] = out[y, x] = score
+        return out
+
+    return pairwise
+
+
+def group_entries(
+    memories: Sequence[Memory],
+    method: str,
+    threshold: float,
+    *,
+    linkage: str = "average",
+    min_size: int = 2,
+    max_size: int = 8,
+) -> tuple[list[Pair], list[Group]]:
+    """The candidate pairs among `memories` (same user, ≥ threshold) and the groups `linkage`
+    makes of them: what a person reviews in the clusters view. No group is over `max_size`;
+    a piece split from a larger one says so (`split_from`)."""
+    pairs = candidate_pairs(memories, method, threshold)
+    groups = linkage_groups(
+        [(p.a, p.b, p.score) for p in pairs],
+        [m.id for m in memories],
+        similarity_source({m.id: m for m in memories}, memories, method),
+        threshold,
+        linkage=linkage,
+        min_size=min_size,
+        max_size=max_size,
+    )
+    return pairs, groups

@@ -7,7 +7,6 @@ each action records the earlier actions on the same entries as its dependencies.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
@@ -15,16 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from memtui.engine.candidates import Pair, candidate_pairs, memtui_vectors
+from memtui.engine.candidates import Pair, candidate_pairs
 from memtui.engine.clusters import capped_components, clusters
 from memtui.engine.decay import DecayModel, model
-from memtui.engine.grouping import linkage_groups
+from memtui.engine.grouping import linkage_groups, similarity_source
 from memtui.engine.ids import IdMaker
-from memtui.engine.lexical import vector_matrix
 from memtui.engine.merging import absorb_entries, merge_entries, retire
 from memtui.engine.plan import Action, Plan
 from memtui.engine.profiles import Profile
-from memtui.engine.similarity import jaro_winkler, memory_similarity
+from memtui.engine.similarity import jaro_winkler
 from memtui.engine.wording import rule_wording
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
@@ -437,20 +435,8 @@ def _memtui_absorb_and_merge(
 
 
 def _similarity_matrix(b: _Builder, method: str) -> Callable[[list[str]], np.ndarray]:
-    """All scores among some eligible entries, as the candidate search scores them."""
-    if method == "memtui":
-        # the vectors as the search weighed them: idf over each user's eligible entries
-        vectors = dict(zip((m.id for m in b.eligible), memtui_vectors(b.eligible), strict=True))
-        return lambda ids: vector_matrix([vectors[i] for i in ids])
-
-    def pairwise(ids: list[str]) -> np.ndarray:
-        out = np.eye(len(ids))
-        for x, y in itertools.combinations(range(len(ids)), 2):
-            score = memory_similarity(b.current[ids[x]], b.current[ids[y]], method)
-            out[x, y] = out[y, x] = score
-        return out
-
-    return pairwise
+    """All scores among some eligible entries, as the candidate search scored them."""
+    return similarity_source(b.current, b.eligible, method)
 
 
 def _clauses(n: int) -> str:

@@ -5,7 +5,7 @@ cluster's members with their pairwise scores, and `m` to merge a cluster."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from rich.console import Group
@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from memtui.model import Memory
-from memtui.service import METHODS, Service, Store
+from memtui.service import METHODS, Profile, Service, Store
 from memtui.textsafe import literal, one_line
 from memtui.tui.chart import histogram
 from memtui.tui.failures import GuardedHandlers
@@ -37,6 +37,8 @@ class ClusterResult:
     threshold: float
     clusters: list[list[str]]
     pairs: dict[tuple[str, str], float]
+    split_from: dict[int, int] = field(default_factory=dict)
+    """Cluster index → the size of the too-broad group it is a piece of."""
 
 
 class ClustersReady(Message):
@@ -46,11 +48,13 @@ class ClustersReady(Message):
 
 
 def find_clusters(
-    service: Service, memories: list[Memory], method: str, threshold: float
+    service: Service, memories: list[Memory], method: str, threshold: float, profile: Profile
 ) -> ClusterResult:
-    pairs, groups = service.clusters(memories, method, threshold)
-    groups.sort(key=lambda g: -len(g))
-    return ClusterResult(method, threshold, groups, {(p.a, p.b): p.score for p in pairs})
+    pairs, found = service.clusters(memories, method, threshold, profile)
+    found.sort(key=lambda g: -len(g.members))
+    groups = [g.members for g in found]
+    split = {n: g.split_from for n, g in enumerate(found) if g.split_from}
+    return ClusterResult(method, threshold, groups, {(p.a, p.b): p.score for p in pairs}, split)
 
 
 def size_bins(clusters: list[list[str]]) -> list[tuple[str, int]]:
@@ -86,7 +90,7 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
         super().__init__()
         self.store = store
         self.service = service
-        profile = service.profile(store)
+        profile = self.profile = service.profile(store)
         self.method = profile.method
         self.threshold = round(profile.merge_threshold or 0.8, 2)
         self.result: ClusterResult | None = None
@@ -116,7 +120,9 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
 
     @work(thread=True, exclusive=True, group="clusters", exit_on_error=False)
     def compute(self, method: str, threshold: float) -> None:
-        result = find_clusters(self.service, list(self.by_id.values()), method, threshold)
+        result = find_clusters(
+            self.service, list(self.by_id.values()), method, threshold, self.profile
+        )
         if not get_current_worker().is_cancelled:
             self.post_message(ClustersReady(result))
 
@@ -147,6 +153,8 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
             first = self.by_id[cluster[0]]
             label = Text()
             label.append(f"{len(cluster):>3} ", style="bold")
+            if n in result.split_from:
+                label.append(f"⚠ of {result.split_from[n]} ", style="bold yellow")
             label.append(shorten(one_line(first.content), max(10, width - 18)))
             label.append(f"  {one_line(first.user_id or '-')}", style="dim")
             label.truncate(max(10, width - 2), overflow="ellipsis")
@@ -162,9 +170,16 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if self.result is None or event.option.id is None:
             return
-        cluster = self.result.clusters[int(event.option.id)]
+        n = int(event.option.id)
+        cluster = self.result.clusters[n]
         text = Text(f"{len(cluster)} entries", style="bold")
         text.append(f" · {self.result.method} ≥ {self.result.threshold:.2f}\n\n", style="dim")
+        if n in self.result.split_from:
+            text.append(
+                f"Too broad: a piece of a group of {self.result.split_from[n]}, over the cap of "
+                f"{self.profile.cluster_max} — raise the threshold with +.\n\n",
+                style="bold yellow",
+            )
         for ident in cluster:
             memory = self.by_id[ident]
             text.append(f"{one_line(ident)}  ", style="dim")
