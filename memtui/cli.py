@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from memtui import __version__, cli_curate, locations
-from memtui.cli_common import emit_json, now_utc, open_cli_store
+from memtui.cli_common import (
+    emit_json,
+    forget_opened_stores,
+    now_utc,
+    open_cli_store,
+    sidecar_warnings,
+)
 from memtui.config import Settings, load_settings
 from memtui.demo import DEFAULT_SIZE, make_demo_memories
 from memtui.errors import MemtuiError
@@ -30,6 +36,7 @@ from memtui.stores import (
     export_store,
 )
 from memtui.stores.backups import BackupShelf
+from memtui.stores.doctor import repair
 from memtui.stores.files import read_bytes
 from memtui.stores.pi_format import PI_CONTENT_CAP
 from memtui.textsafe import literal, one_line
@@ -333,6 +340,27 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
+    store = Store.open(args.store, settings.keep_backups)
+    problems = store.problems()
+    if problems and args.fix:
+        for line in repair(store, now_utc()):
+            print(line)
+        store = Store.open(args.store, settings.keep_backups)
+        problems = store.problems()
+    if not problems:
+        print(
+            f"{literal(str(store.path))}: no problems found ({store.format_name} store, "
+            f"{len(store.transactions())} transactions, {len(store.backups())} backups)"
+        )
+        return 0
+    for line in problems:
+        print(literal(line))
+    hint = "these need a hand" if args.fix else "`--fix` repairs what it can"
+    print(f"memtui changes nothing in this store until they are repaired; {hint}")
+    return 1
+
+
 def cmd_locate(args: argparse.Namespace, settings: Settings) -> int:
     places = {
         "config": str(locations.config_file()),
@@ -451,6 +479,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", required=True, choices=EXPORT_FORMATS)
 
     cli_curate.add_commands(command)
+    p = command(
+        "doctor", cmd_doctor, "what is wrong with a store's ledger and sidecar", json_flag=False
+    )
+    p.add_argument("store", metavar="STORE")
+    p.add_argument(
+        "--fix", action="store_true", help="move damaged ledger entries aside (nothing is deleted)"
+    )
     command("locate", cmd_locate, "where memtui keeps its config and data")
     return parser
 
@@ -468,7 +503,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load_settings(Path(args.config) if args.config else locations.config_file())
         if args.command is None:
             return _run_tui(None, settings)
-        return int(args.func(args, settings))
+        forget_opened_stores()
+        code = int(args.func(args, settings))
+        for line in sidecar_warnings():
+            print(line, file=sys.stderr)
+        return code
     except UsageError as e:
         print(f"memtui: {e}", file=sys.stderr)
         return 2

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import UTC, datetime
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 from memtui.config import Settings
 from memtui.errors import MemtuiError
 from memtui.stores import Store
+from memtui.stores.jsonout import dumps_text
 from memtui.textsafe import json_safe
 from memtui.times import parse_iso
 
@@ -29,8 +29,32 @@ def now_utc() -> datetime:
 
 
 def emit_json(value: Any) -> None:
-    print(json_safe(json.dumps(value, ensure_ascii=False, indent=2)))
+    print(json_safe(dumps_text(value, indent=True)))
+
+
+# stores opened by the running command: what is wrong with their sidecars is said once it is done
+_opened: list[Store] = []
 
 
 def open_cli_store(location: str, settings: Settings) -> Store:
-    return Store.open(location, settings.keep_backups)
+    store = Store.open(location, settings.keep_backups)
+    _opened.append(store)
+    return store
+
+
+def forget_opened_stores() -> None:
+    _opened.clear()
+
+
+def sidecar_warnings() -> list[str]:
+    """One line per problem with the sidecars of the stores the command opened."""
+    lines = []
+    for store in dict.fromkeys(_opened):
+        problems = store.problems()
+        lines += [f"memtui: warning: {p}" for p in problems[:5]]
+        if len(problems) > 5:
+            lines.append(f"memtui: warning: and {len(problems) - 5} more problems")
+        if problems:
+            lines.append(f"memtui: `memtui doctor {store.path}` says more")
+    _opened.clear()
+    return lines

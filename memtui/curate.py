@@ -22,6 +22,7 @@ from memtui.errors import MemtuiError, NotFoundError
 from memtui.model import Memory, Status
 from memtui.stores import Actor, Change, Store, Transaction
 from memtui.stores.files import atomic_write
+from memtui.stores.jsonout import dumps
 from memtui.stores.ledger import ChangeImage
 from memtui.times import format_iso
 from memtui.views import entries
@@ -95,7 +96,7 @@ def write_plan(plan: Plan, path: str) -> None:
             head = b""
         if not head.lstrip(b"{ \n").startswith(b'"format": "memtui-plan"'):
             raise MemtuiError(f"{target}: exists and is not a memtui plan; not overwriting it")
-    atomic_write(target, orjson.dumps(plan.to_dict(), option=orjson.OPT_INDENT_2), mode=0o600)
+    atomic_write(target, dumps(plan.to_dict(), indent=True), mode=0o600)
 
 
 def plan_summary(plan: Plan) -> str:

@@ -12,8 +12,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from memtui.errors import StoreFormatError
 from memtui.model import Memory, Source, Status
 from memtui.stores.document import Document
@@ -29,6 +27,7 @@ from memtui.stores.fields import (
     EntryReader,
     json_type_name,
 )
+from memtui.stores.jsonout import dumps
 from memtui.times import format_iso, parse_iso, to_epoch_ms
 
 SCHEMA_VERSION = 1
@@ -77,7 +76,8 @@ class NativeFormat:
                 raise StoreFormatError(f"{path}: memories[{doc_id}] repeats the id {memory.id!r}")
             memories[memory.id] = memory
             raws[memory.id] = record
-        transactions = [tx for tx in journal.values() if isinstance(tx, dict)]
+        # damaged entries too: the store reports them (and writes nothing) until repaired
+        transactions = list(journal.values())
         # what memtui does not own (other tables, other meta documents, the table order) is
         # written back as it was
         header = {
@@ -109,7 +109,7 @@ class NativeFormat:
         }
         tables = dict(header.get("tables") or {})
         tables.update(ours)  # in the file's table order; ours where they were (or at the end)
-        return orjson.dumps(tables)
+        return dumps(tables)
 
     def record_image(self, image: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any] | None:
         """The record to keep in the ledger beside an entry's image: only when re-encoding the

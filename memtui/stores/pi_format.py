@@ -12,8 +12,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from memtui.errors import StoreFormatError
 from memtui.model import Memory, Source, Status
 from memtui.stores.document import Document
@@ -25,6 +23,7 @@ from memtui.stores.fields import (
     EntryReader,
     json_type_name,
 )
+from memtui.stores.jsonout import dumps
 from memtui.times import from_epoch_ms, to_base36, to_epoch_ms
 
 PI_TYPES = frozenset({"decision", "convention", "pattern", "preference", "fact", "lesson"})
@@ -115,7 +114,7 @@ class PiFormat:
         order = list(doc.header.get("top") or {"version": 1, "updatedAt": 0, "memories": []})
         ordered = {key: top[key] for key in order if key in top}
         ordered.update(top)
-        return orjson.dumps(ordered, option=orjson.OPT_INDENT_2)
+        return dumps(ordered, indent=True)
 
     def new_id(self, doc: Document, now: datetime) -> str:
         while True:
