@@ -6,6 +6,8 @@ Shared by the CLI and the TUI; the engine computes, the store commits.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -70,15 +72,43 @@ def apply_plan(
     )
 
 
-def read_plan(path: str) -> Plan:
+# A plan holds a before and after record per touched entry: far below this for any real store.
+PLAN_SIZE_LIMIT = 256 * 1024 * 1024
+
+
+def _plan_bytes(path: str) -> bytes:
+    """A plan file's bytes: only from a regular file (a FIFO or a device could block or never
+    end) and only up to PLAN_SIZE_LIMIT."""
     try:
-        data = orjson.loads(Path(path).expanduser().read_bytes())
+        # non-blocking, so that opening a FIFO returns at once instead of waiting for a writer
+        fd = os.open(Path(path).expanduser(), os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise MemtuiError(f"{path}: no such plan file") from None
-    except IsADirectoryError:
-        raise MemtuiError(f"{path}: is a directory, not a plan file") from None
     except OSError as e:
         raise MemtuiError(f"{path}: cannot read it ({e.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise MemtuiError(f"{path}: is a directory, not a plan file")
+        if not stat.S_ISREG(st.st_mode):
+            raise MemtuiError(f"{path}: is not a regular file; plans are read from files only")
+        if st.st_size > PLAN_SIZE_LIMIT:
+            raise MemtuiError(
+                f"{path}: is {st.st_size:,} bytes, over the plan size limit of "
+                f"{PLAN_SIZE_LIMIT:,} bytes (PLAN_SIZE_LIMIT); not a plan memtui wrote"
+            )
+        try:
+            data = f.read(PLAN_SIZE_LIMIT + 1)
+        except OSError as e:
+            raise MemtuiError(f"{path}: cannot read it ({e.strerror})") from None
+        if len(data) > PLAN_SIZE_LIMIT:
+            raise MemtuiError(f"{path}: grew past the plan size limit of {PLAN_SIZE_LIMIT:,} bytes")
+        return data
+
+
+def read_plan(path: str) -> Plan:
+    try:
+        data = orjson.loads(_plan_bytes(path))
     except orjson.JSONDecodeError as e:
         raise MemtuiError(
             f"{path}: not a plan file (not valid JSON: {str(e).split(':')[0]})"
@@ -88,6 +118,8 @@ def read_plan(path: str) -> Plan:
 
 def write_plan(plan: Plan, path: str) -> None:
     target = Path(path).expanduser()
+    if target.exists() and not target.is_file():
+        raise MemtuiError(f"{target}: is not a regular file; not writing the plan there")
     if target.exists():
         try:
             with open(target, "rb") as f:
@@ -96,7 +128,14 @@ def write_plan(plan: Plan, path: str) -> None:
             head = b""
         if not head.lstrip(b"{ \n").startswith(b'"format": "memtui-plan"'):
             raise MemtuiError(f"{target}: exists and is not a memtui plan; not overwriting it")
-    atomic_write(target, dumps(plan.to_dict(), indent=True), mode=0o600)
+    try:
+        atomic_write(target, dumps(plan.to_dict(), indent=True), mode=0o600)
+    except FileNotFoundError:
+        raise MemtuiError(
+            f"{target}: its folder does not exist; the plan was not written"
+        ) from None
+    except OSError as e:
+        raise MemtuiError(f"{target}: cannot write the plan there ({e.strerror})") from None
 
 
 def plan_summary(plan: Plan) -> str:

@@ -32,7 +32,7 @@ from memtui.stores import create_native_store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-INPUTS_PER_FORMAT = 100
+INPUTS_PER_FORMAT = 110
 
 # -- the stores before mutation ---------------------------------------------------------------
 
@@ -90,6 +90,11 @@ NUMBERS = [
     "10000000000000000000", "123456789012345678901234567890", "-99999999999999999999999",
     "1e-320", "1e308", "-0", "0.80", "1E2", "5e-324", "1.0000000000000002", "-0.0",
 ]  # fmt: skip
+NUMERIC_FIELDS = {
+    "pi": ["potency", "accessCount", "evidenceCount", "createdAt"],
+    "longterm": ["importance", "access_count", "version", "id"],
+    "native": ["importance", "access_count", "evidence_count", "version"],
+}
 EPOCH_TIMES = [
     "1e20", "-1e20", "253402300800000", "-62135596800001", "1795955705515.5",
     "1795955705515.123", "0", "-1",
@@ -168,8 +173,11 @@ class Case:
 
 
 def make_case(fmt: str, index: int) -> Case:
+    """Input `index` of a format: the first ones give every field a wrong value in turn, the
+    others are random mutations of every kind."""
     rng = random.Random(f"{fmt}-{index}")
-    kind = KINDS[index % len(KINDS)]
+    sweep = index < len(FIELDS[fmt])
+    kind = "wrong_type" if sweep else KINDS[index % len(KINDS)]
     name, base = BASES[fmt]()
     value = _parsed(fmt, base)
     entries = _entries(fmt, value)
@@ -202,7 +210,8 @@ def make_case(fmt: str, index: int) -> Case:
             data = data.replace(b"\r\n", b"\r\n\r\n", 1)
         return Case(fmt, kind, name, data)
     if kind == "wrong_type":
-        key, literal = rng.choice(FIELDS[fmt]), rng.choice(ODD_VALUES)
+        key = FIELDS[fmt][index] if sweep else rng.choice(FIELDS[fmt])
+        literal = rng.choice(ODD_VALUES)
         detail = f"{key}={literal[:30]}"
         put(key, literal)
     elif kind == "deep":
@@ -211,10 +220,7 @@ def make_case(fmt: str, index: int) -> Case:
             entry.pop("extra")
             put("nested", "{" + '"a": {' * 260 + "}" * 261)
     elif kind == "number":
-        numeric = {"pi": ["potency", "accessCount", "evidenceCount", "createdAt"],
-                   "longterm": ["importance", "access_count", "version", "id"],
-                   "native": ["importance", "access_count", "evidence_count", "version"]}[fmt]  # fmt: skip
-        key, literal = rng.choice(numeric), rng.choice(NUMBERS)
+        key, literal = rng.choice(NUMERIC_FIELDS[fmt]), rng.choice(NUMBERS)
         detail = f"{key}={literal}"
         put(key, literal)
     elif kind == "time":
@@ -426,6 +432,7 @@ def fuzz(per_format: int = INPUTS_PER_FORMAT) -> Report:
     return report
 
 
+@pytest.mark.slow  # about 25 s: 330 stores, a dozen commands each
 def test_fuzzed_stores_never_crash_and_round_trip() -> None:
     report = fuzz()
     assert sum(report.inputs.values()) >= 300

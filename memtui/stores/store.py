@@ -266,9 +266,7 @@ class Store:
         check_writable(self.path)
         blocking = sidecar_problems(self.sidecar, self._ledger)
         if blocking:
-            raise StoreFormatError(
-                f"{blocking[0]}; nothing was written (`memtui doctor` says more)"
-            )
+            raise StoreFormatError(f"{blocking[0]}; nothing was written (see `memtui doctor`)")
         with store_lock(self.path):
             remove_stale_temp_files(self.path.parent, self.path.name)
             for _ in range(_WRITE_ATTEMPTS):
@@ -413,6 +411,15 @@ class Store:
         self._sha, self._stamp = sha256(new_data), FileStamp.of(self.path)
         return tx
 
+    def _refuse_when_unusable(self) -> None:
+        """Undo and rollback need the ledger and backups: say what is wrong with them first."""
+        check_writable(self.path)
+        problems = self.problems()
+        if problems:
+            raise StoreFormatError(
+                f"{problems[0]}; memtui changes nothing until it is repaired (see `memtui doctor`)"
+            )
+
     def _check_unchanged(self, changes: Iterable[Change], base: Document) -> None:
         stale = [c.id for c in changes if base.memories.get(c.id) != self.visible(c.before)]
         if stale:
@@ -428,6 +435,7 @@ class Store:
         self, tx_id: int | None = None, *, now: datetime, actor: str = "user", reason: str = ""
     ) -> Transaction:
         """Revert a transaction (default: the newest one not undone) as a new transaction."""
+        self._refuse_when_unusable()
         txs = self.transactions()
         undone = undone_ids(txs)
         if tx_id is None:
@@ -461,6 +469,7 @@ class Store:
 
     def rollback(self, name: str, *, now: datetime, actor: str = "user") -> Transaction:
         """Make the store's entries what a backup holds, as one (undoable) transaction."""
+        self._refuse_when_unusable()
         backup = self._shelf.find(name)
         fmt, old = parse_store(read_bytes(backup.path), backup.path)
         if fmt.name != self.format.name:
