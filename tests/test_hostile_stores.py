@@ -41,10 +41,13 @@ def test_longterm_ids_round_trip_as_written(spelled: str, tmp_path: Path, cli: C
     lines[2] = lines[2].replace('"id": 3,', f'"id": {spelled},', 1)
     lines[3] = lines[3].rstrip("}") + f', "supersedes": [{spelled}, 1]}}'
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    ident = str(json.loads(spelled))
-    _edit_and_undo(cli, path, ident)
-    raw = json.loads(path.read_text().splitlines()[2])["id"]
-    assert raw == json.loads(spelled) and type(raw) is type(json.loads(spelled))
+    ident, before = str(json.loads(spelled)), path.read_bytes()
+    assert cli("edit", path, "--importance", "0.33", "--", ident).code == 0
+    edited = [json.loads(line) for line in path.read_text().splitlines()]
+    assert edited[2]["importance"] == 0.33
+    for written in (edited[2]["id"], edited[3]["supersedes"][0]):
+        assert written == json.loads(spelled) and type(written) is type(json.loads(spelled))
+    assert cli("undo", path).code == 0 and path.read_bytes() == before
     assert cli("plan", path, "--json").code == 0
     assert cli("chain", path, "--", ident).code == 0
 
