@@ -262,6 +262,27 @@ def cmd_export(args: argparse.Namespace, svc: Service) -> int:
     return 0
 
 
+def cmd_doctor(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store, warn=False)
+    problems = svc.problems(store)
+    if problems and args.fix:
+        for line in svc.repair(store):
+            print(line)
+        store = svc.open(args.store, warn=False)
+        problems = svc.problems(store)
+    if not problems:
+        print(
+            f"{literal(str(store.path))}: no problems found ({store.format_name} store, "
+            f"{len(store.transactions())} transactions, {len(store.backups())} backups)"
+        )
+        return 0
+    for line in problems:
+        print(literal(line))
+    hint = "these need a hand" if args.fix else "`--fix` repairs what it can"
+    print(f"memtui changes nothing in this store until they are repaired; {hint}")
+    return 1
+
+
 def cmd_locate(args: argparse.Namespace, svc: Service) -> int:
     places = {
         "config": str(svc.settings.path or locations.config_file()),
@@ -380,6 +401,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", required=True, choices=EXPORT_FORMATS)
 
     cli_curate.add_commands(command)
+    p = command(
+        "doctor", cmd_doctor, "what is wrong with a store's ledger and sidecar", json_flag=False
+    )
+    p.add_argument("store", metavar="STORE")
+    p.add_argument(
+        "--fix", action="store_true", help="move damaged ledger entries aside (nothing is deleted)"
+    )
     command("locate", cmd_locate, "where memtui keeps its config and data")
     return parser
 
@@ -406,7 +434,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             return _run_tui(None, svc)
         with gc_paused():  # a short-lived command: no cyclic collections over its records
-            return int(args.func(args, svc))
+            code = int(args.func(args, svc))
+        for line in svc.sidecar_warnings():
+            print(line, file=sys.stderr)
+        return code
     except UsageError as e:
         print(f"memtui: {e}", file=sys.stderr)
         return 2

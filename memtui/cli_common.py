@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from memtui.jsonout import dumps_text
 from memtui.textsafe import json_safe
 
 
 def emit_json(value: Any) -> None:
-    print(json_safe(json.dumps(value, ensure_ascii=False, indent=2)))
+    print(json_safe(dumps_text(value, indent=True)))
 
 
 class UsageError(Exception):

@@ -6,6 +6,8 @@ Shared by the CLI and the TUI; the engine computes, the store commits.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -14,15 +16,18 @@ from typing import Any
 
 import orjson
 
+from memtui.engine.decay import model as decay_model
 from memtui.engine.ids import IdMaker
 from memtui.engine.merging import merge_entries, retire
 from memtui.engine.plan import Plan, plan_changes, plan_from_dict
 from memtui.engine.profiles import profile_for_format
 from memtui.errors import MemtuiError, NotFoundError
+from memtui.jsonout import dumps
 from memtui.model import Memory, Status
 from memtui.stores import Actor, Change, Store, Transaction
 from memtui.stores.files import atomic_write
 from memtui.stores.ledger import ChangeImage
+from memtui.stores.pi_format import PI_CONTENT_CAP
 from memtui.times import format_iso
 from memtui.views import entries
 
@@ -38,8 +43,150 @@ def check_plan_fits(store: Store, plan: Plan) -> None:
             f"the plan was made for a {plan.store_format} store; "
             f"{store.path} is {store.format_name}"
         )
-    if plan.store and Path(plan.store).resolve() != store.path.resolve():
+    if not plan.store.strip() or not plan.store_fingerprint.strip():
+        raise MemtuiError("the plan names no store (its 'store' or fingerprint is empty); refused")
+    if Path(plan.store).expanduser().resolve() != store.path.resolve():
         raise MemtuiError(f"the plan was made for {plan.store}, not {store.path}")
+    current = {m.id: m for m in store.memories()}
+    created: set[str] = set()
+    for action in plan.actions:
+        problem = _action_problem(action, plan, store.format_name, current, created)
+        if problem:
+            raise MemtuiError(
+                f"plan action {action.id} ({action.kind}) {problem}: not the plan memtui "
+                "made — make a new one"
+            )
+
+
+# What each kind of action may change in an entry it keeps (retired entries: `_RETIRING`).
+_ALWAYS = frozenset({"updated_at", "version"})
+_MAY_CHANGE = {
+    "decay": frozenset({"importance", "last_decayed_at"}),
+    "archive": frozenset({"status"}),
+    "expire": frozenset({"status"}),
+    "deprecate": frozenset({"status", "superseded_by", "superseded_at"}),
+    "promote": frozenset({"status"}),
+}
+_STATUS_AFTER = {
+    "archive": {Status.ARCHIVED},
+    "expire": {Status.DELETED, Status.ARCHIVED},
+    "deprecate": {Status.DEPRECATED},
+    "promote": {Status.ACTIVE},
+}
+_RETIRING = frozenset({"status", "superseded_by", "superseded_at"})
+_COMBINING = frozenset({"merge", "absorb", "supersede", "conflict", "insight"})
+_CREATING = frozenset({"merge", "insight"})
+
+
+def _action_problem(
+    action: Any, plan: Plan, store_format: str, current: dict[str, Memory], created: set[str]
+) -> str | None:
+    """What breaks the rules of its kind and of the store's format in one action, if anything
+    (the action's own parameters recomputed where they determine the result)."""
+    before = {m.id: m for m in action.before}
+    after_ids = [m.id for m in action.after]
+    if len(before) != len(action.before) or len(set(after_ids)) != len(after_ids):
+        return "names an entry twice"
+    if action.targets != list(dict.fromkeys([*before, *after_ids])):
+        return "has targets that are not the entries it changes"
+    if not set(before) <= set(after_ids):
+        return "drops an entry it found"
+    for ident in before:
+        if ident not in current and ident not in created:
+            return f"targets {ident!r}, which the store does not hold"
+    new = [m for m in action.after if m.id not in before]
+    if new and action.kind not in _CREATING:
+        return f"creates an entry ({new[0].id!r}), which a {action.kind} never does"
+    for m in new:
+        if m.id in current or m.id in created:
+            return f"creates {m.id!r}, an id the store already holds"
+    members = list(action.before)
+    retired = [m for m in action.after if m.id in before and m.status is not before[m.id].status]
+    if action.kind in ("merge", "absorb") and not retired:
+        return "merges nothing (no entry is retired into another)"
+    for m in action.after:
+        problem = _record_problem(m, before.get(m.id), action, plan, store_format, members)
+        if problem:
+            return problem
+    created.update(m.id for m in new)
+    return None
+
+
+def _record_problem(
+    after: Memory,
+    was: Memory | None,
+    action: Any,
+    plan: Plan,
+    store_format: str,
+    members: list[Memory],
+) -> str | None:
+    kind = action.kind
+    too_long = len(after.content) > PI_CONTENT_CAP and (was is None or after.content != was.content)
+    if store_format == "pi" and too_long:
+        return (
+            f"gives {after.id!r} {len(after.content):,} characters of content; pi stores cap "
+            f"it at {PI_CONTENT_CAP}"
+        )
+    if after.status is Status.QUARANTINED and (was is None or was.status is not Status.QUARANTINED):
+        return f"quarantines {after.id!r}, which no plan does"
+    if store_format == "pi" and after.status is Status.PROPOSED:
+        return f"gives {after.id!r} the status proposed, which a pi store cannot hold"
+    if kind in _COMBINING:
+        if members:
+            cap_access = sum(m.access_count for m in members)
+            cap_evidence = sum(m.evidence_count or 1 for m in members)
+            boost = float(plan.params.get("absorb_boost") or 0.0)
+            cap_importance = max(m.importance for m in members) + boost + 1e-9
+            if after.access_count > max(cap_access, was.access_count if was else 0):
+                return f"gives {after.id!r} more accesses than its entries had"
+            if (after.evidence_count or 0) > max(cap_evidence, (was and was.evidence_count) or 0):
+                return f"gives {after.id!r} more evidence than its entries had"
+            if after.importance > max(cap_importance, was.importance if was else 0.0):
+                return f"raises {after.id!r} above its entries' importance"
+        if was is None:
+            return None
+        if after.id != was.id or after.user_id != was.user_id:
+            return f"moves {was.id!r} to another id or user"
+        if after.status is not was.status:
+            if _changed(was, after) - _RETIRING - _ALWAYS:
+                return f"changes more than the status of {was.id!r}, which it retires"
+            if after.superseded_by not in action.targets:
+                return f"retires {was.id!r} into an entry it does not name"
+        return None
+    if was is None:
+        return f"creates {after.id!r}"
+    changed = _changed(was, after) - _ALWAYS
+    extra = changed - _MAY_CHANGE.get(kind, frozenset())
+    if extra:
+        return f"changes {', '.join(sorted(extra))} of {was.id!r}, which a {kind} never does"
+    if kind in _STATUS_AFTER and after.status not in _STATUS_AFTER[kind]:
+        return f"gives {was.id!r} the status {after.status.value}, not what a {kind} gives"
+    if kind == "decay":
+        return _decay_problem(was, after, plan)
+    return None
+
+
+def _decay_problem(was: Memory, after: Memory, plan: Plan) -> str | None:
+    name, rate = plan.params.get("decay_model"), plan.params.get("decay_rate")
+    if after.importance > was.importance:
+        return f"raises the importance of {was.id!r}"
+    if not isinstance(name, str) or not isinstance(rate, int | float):
+        return None
+    try:
+        expected = decay_model(name, float(rate)).value_at(was, plan.now)
+    except MemtuiError:
+        return f"names an unknown decay model {name!r}"
+    if abs(expected - after.importance) > 1e-9:
+        return (
+            f"sets the importance of {was.id!r} to {after.importance:g}; its own decay "
+            f"({name} ×{rate:g}/day to {format_iso(plan.now)}) gives {expected:g}"
+        )
+    return None
+
+
+def _changed(was: Memory, after: Memory) -> set[str]:
+    a, b = was.to_dict(), after.to_dict()
+    return {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
 
 
 def apply_plan(
@@ -69,15 +216,43 @@ def apply_plan(
     )
 
 
-def read_plan(path: str) -> Plan:
+# A plan holds a before and after record per touched entry: far below this for any real store.
+PLAN_SIZE_LIMIT = 256 * 1024 * 1024
+
+
+def _plan_bytes(path: str) -> bytes:
+    """A plan file's bytes: only from a regular file (a FIFO or a device could block or never
+    end) and only up to PLAN_SIZE_LIMIT."""
     try:
-        data = orjson.loads(Path(path).expanduser().read_bytes())
+        # non-blocking, so that opening a FIFO returns at once instead of waiting for a writer
+        fd = os.open(Path(path).expanduser(), os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise MemtuiError(f"{path}: no such plan file") from None
-    except IsADirectoryError:
-        raise MemtuiError(f"{path}: is a directory, not a plan file") from None
     except OSError as e:
         raise MemtuiError(f"{path}: cannot read it ({e.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise MemtuiError(f"{path}: is a directory, not a plan file")
+        if not stat.S_ISREG(st.st_mode):
+            raise MemtuiError(f"{path}: is not a regular file; plans are read from files only")
+        if st.st_size > PLAN_SIZE_LIMIT:
+            raise MemtuiError(
+                f"{path}: is {st.st_size:,} bytes, over the plan size limit of "
+                f"{PLAN_SIZE_LIMIT:,} bytes (PLAN_SIZE_LIMIT); not a plan memtui wrote"
+            )
+        try:
+            data = f.read(PLAN_SIZE_LIMIT + 1)
+        except OSError as e:
+            raise MemtuiError(f"{path}: cannot read it ({e.strerror})") from None
+        if len(data) > PLAN_SIZE_LIMIT:
+            raise MemtuiError(f"{path}: grew past the plan size limit of {PLAN_SIZE_LIMIT:,} bytes")
+        return data
+
+
+def read_plan(path: str) -> Plan:
+    try:
+        data = orjson.loads(_plan_bytes(path))
     except orjson.JSONDecodeError as e:
         raise MemtuiError(
             f"{path}: not a plan file (not valid JSON: {str(e).split(':')[0]})"
@@ -87,6 +262,8 @@ def read_plan(path: str) -> Plan:
 
 def write_plan(plan: Plan, path: str) -> None:
     target = Path(path).expanduser()
+    if target.exists() and not target.is_file():
+        raise MemtuiError(f"{target}: is not a regular file; not writing the plan there")
     if target.exists():
         try:
             with open(target, "rb") as f:
@@ -95,7 +272,14 @@ def write_plan(plan: Plan, path: str) -> None:
             head = b""
         if not head.lstrip(b"{ \n").startswith(b'"format": "memtui-plan"'):
             raise MemtuiError(f"{target}: exists and is not a memtui plan; not overwriting it")
-    atomic_write(target, orjson.dumps(plan.to_dict(), option=orjson.OPT_INDENT_2), mode=0o600)
+    try:
+        atomic_write(target, dumps(plan.to_dict(), indent=True), mode=0o600)
+    except FileNotFoundError:
+        raise MemtuiError(
+            f"{target}: its folder does not exist; the plan was not written"
+        ) from None
+    except OSError as e:
+        raise MemtuiError(f"{target}: cannot write the plan there ({e.strerror})") from None
 
 
 def plan_summary(plan: Plan) -> str:

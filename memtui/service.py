@@ -54,6 +54,7 @@ from memtui.stores import (
     export_store,
 )
 from memtui.stores.backups import BackupShelf
+from memtui.stores.doctor import repair
 from memtui.stores.files import read_bytes
 from memtui.stores.labels import Label, LabelFile, make_label
 from memtui.stores.pi_format import PI_CONTENT_CAP
@@ -145,6 +146,7 @@ class Service:
     ) -> None:
         self.settings = settings if settings is not None else Settings()
         self._clock = clock or clock_from_env
+        self._opened: list[Store] = []  # whose sidecar problems are worth a warning
 
     @classmethod
     def from_config(cls, flag: str | None = None) -> Service:
@@ -156,8 +158,33 @@ class Service:
 
     # -- stores -------------------------------------------------------------------------------
 
-    def open(self, location: str | Path) -> Store:
-        return Store.open(location, self.settings.keep_backups)
+    def open(self, location: str | Path, *, warn: bool = True) -> Store:
+        store = Store.open(location, self.settings.keep_backups)
+        if warn:
+            self._opened.append(store)
+        return store
+
+    def sidecar_warnings(self) -> list[str]:
+        """One line per problem with the sidecars (ledger, backups) of the stores opened so
+        far, each said once; the stores themselves still read and list."""
+        lines = []
+        for store in dict.fromkeys(self._opened):
+            problems = store.problems()
+            lines += [f"memtui: warning: {p}" for p in problems[:5]]
+            if len(problems) > 5:
+                lines.append(f"memtui: warning: and {len(problems) - 5} more problems")
+            if problems:
+                lines.append(f"memtui: `memtui doctor {store.path}` says more")
+        self._opened.clear()
+        return lines
+
+    def problems(self, store: Store) -> list[str]:
+        """What is wrong with the store's ledger and backups (`memtui doctor`)."""
+        return store.problems()
+
+    def repair(self, store: Store) -> list[str]:
+        """Move damaged ledgers and journal entries aside (backed up first); what was done."""
+        return repair(store, self.now())
 
     def store_to_open(self, store: str | None) -> tuple[str, str | None]:
         """Which store `memtui [STORE]` opens, and a hint for the user when it is a new one:
@@ -203,7 +230,6 @@ class Service:
                 old.sidecar / "backups", path.suffix or ".json", self.settings.keep_backups
             )
             shelf.add(read_bytes(path), now, 0)
-            shelf.prune()
             path.unlink()
         path.parent.mkdir(parents=True, exist_ok=True)
         create_native_store(

@@ -40,6 +40,10 @@ def parse_iso(text: str | None) -> datetime | None:
     return _parse_iso_slowly(text)
 
 
+class TimeRangeError(ValueError):
+    """A valid RFC 3339 time that is not within years 1-9999 once in UTC."""
+
+
 def _parse_iso_slowly(text: str) -> datetime | None:
     if text.startswith("0001-01-01T00:00:00"):
         return None
@@ -51,7 +55,10 @@ def _parse_iso_slowly(text: str) -> datetime | None:
     dt = datetime.fromisoformat(text)
     if dt.tzinfo is None:
         return dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC)
+    try:
+        return dt.astimezone(UTC)
+    except OverflowError:
+        raise TimeRangeError(f"{text[:40]!r} is outside years 1-9999 in UTC") from None
 
 
 def format_iso(dt: datetime | None) -> str | None:

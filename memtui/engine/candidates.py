@@ -215,7 +215,7 @@ def _overlap_pairs_counted(
     arrays = {t: np.asarray(p, dtype=np.int64) for t, p in postings.items()}
     sizes = np.asarray([len(s) for s in sets], dtype=np.int64)
     n = len(sets)
-    out = []
+    out: list[tuple[int, int, float]] = []
     for x in live:
         gathered = np.concatenate([arrays[vocabulary[t]] for t in sets[x]])
         gathered = gathered[gathered > x]
@@ -307,7 +307,7 @@ def _tf_pairs_counted(
     for i in live:
         norms[i] = math.sqrt(sum(n * n for n in vectors[i].values()))
     n = len(vectors)
-    out = []
+    out: list[tuple[int, int, float]] = []
     for x in live:
         parts = [(vocabulary[t], c) for t, c in vectors[x].items()]
         gathered = np.concatenate([ids[t] for t, _ in parts])

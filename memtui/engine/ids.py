@@ -18,7 +18,7 @@ class IdMaker:
         self.format = store_format
         self.taken = set(taken)
         self.now_ms = to_epoch_ms(now)
-        numbers = [int(i) for i in self.taken if i.isdigit()]
+        numbers = [int(i) for i in self.taken if i.isascii() and i.isdigit()]
         self.next_number = max(numbers, default=0) + 1
 
     def new(self, seed: str) -> str:

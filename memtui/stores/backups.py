@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memtui.errors import NotFoundError
+from memtui.errors import NotFoundError, StoreFormatError
 from memtui.stores.files import atomic_write
 
 DEFAULT_KEEP = 20
@@ -36,19 +36,28 @@ class BackupShelf:
     def list(self) -> list[Backup]:
         """Newest first."""
         out = []
-        with contextlib.suppress(FileNotFoundError):
+        # an unusable folder holds no backups (`Store.problems` says why)
+        with contextlib.suppress(OSError):
             for entry in os.scandir(self.folder):
                 match = _NAME.match(entry.name)
-                if not match or not entry.is_file():
+                try:
+                    if not match or not entry.is_file(follow_symlinks=False):
+                        continue
+                    at = datetime.strptime(match[1], "%Y%m%dT%H%M%S%f").replace(tzinfo=UTC)
+                    size = entry.stat().st_size
+                except (ValueError, OSError):  # not a backup memtui wrote: an impossible date
                     continue
-                at = datetime.strptime(match[1], "%Y%m%dT%H%M%S%f").replace(tzinfo=UTC)
-                size = entry.stat().st_size
                 out.append(Backup(entry.name, Path(entry.path), at, int(match[2]), size))
         out.sort(key=lambda b: (b.at, b.tx_id, b.name), reverse=True)
         return out
 
     def add(self, data: bytes, at: datetime, tx_id: int) -> Backup:
-        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreFormatError(
+                f"{self.folder}: cannot keep backups there ({e.strerror}); nothing was written"
+            ) from None
         stem = f"{at.astimezone(UTC):%Y%m%dT%H%M%S%f}Z-tx{tx_id}"
         name, n = f"{stem}{self.suffix}", 1
         while (self.folder / name).exists():
@@ -63,10 +72,11 @@ class BackupShelf:
         with contextlib.suppress(OSError):
             backup.path.unlink()
 
-    def prune(self) -> None:
-        """Keep the newest `keep` backups; called once a commit has landed, so a failed commit
-        never rotates a real backup out."""
-        for old in self.list()[self.keep :]:
+    def prune(self, recorded: set[str]) -> None:
+        """Keep the newest `keep` of the backups the ledger records (`recorded`); called once
+        a commit has landed, so a failed commit never rotates a real backup out. Other files,
+        even named like backups, are not memtui's to delete."""
+        for old in [b for b in self.list() if b.name in recorded][self.keep :]:
             with contextlib.suppress(OSError):
                 old.path.unlink()
 

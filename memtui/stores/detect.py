@@ -26,7 +26,9 @@ def parse_store(data: bytes, path: Path) -> tuple[StoreFormat, Document]:
     # Parsing makes millions of small objects, none of them cyclic: the cyclic collector
     # would walk them again and again (it doubles the load time of a 100k-entry store).
     with gc_paused():
-        return _parse_store(data, path)
+        parsed = _parse_store(data, path)
+        parsed[1].header["layout_bytes"] = _layout(data)
+    return parsed
 
 
 def _parse_store(data: bytes, path: Path) -> tuple[StoreFormat, Document]:
@@ -61,16 +63,37 @@ def _parse_store(data: bytes, path: Path) -> tuple[StoreFormat, Document]:
     raise StoreFormatError(f"{path}: not a memory store (the JSON value is not an object or list)")
 
 
+def _layout(data: bytes) -> tuple[bool, bytes]:
+    """How the file ends its lines (CRLF or not) and what follows its last value."""
+    head = data[:65536]
+    crlf = head.count(b"\r\n") * 2 > head.count(b"\n")
+    return crlf, data[len(data.rstrip(b" \t\r\n")) :]
+
+
+def with_layout(rendered: bytes, layout: tuple[bool, bytes] | None) -> bytes:
+    """`rendered` with the line endings and the end of the file it replaces."""
+    if layout is None:
+        return rendered
+    crlf, tail = layout
+    out = rendered.rstrip(b" \t\r\n")
+    if crlf:
+        out = out.replace(b"\n", b"\r\n")  # JSON text holds no raw line feed inside a string
+    return out + tail
+
+
 def _json_lines(data: bytes, path: Path) -> list[tuple[Any, bytes]] | None:
     """Records of a JSON Lines file with their lines, or None when it is not JSON Lines (its
     first record is not a JSON object, or there is only one line)."""
     records: list[tuple[Any, bytes]] = []
     loads = orjson.loads
+    gap = b""  # blank lines before a record stay with it
     for number, line in enumerate(data.split(b"\n"), start=1):
         if not line or line.isspace():
+            gap += line.rstrip(b"\r") + b"\n"
             continue
         try:
-            records.append((loads(line), line.rstrip(b"\r")))
+            records.append((loads(line), gap + line.rstrip(b"\r")))
+            gap = b""
         except orjson.JSONDecodeError as e:
             if not records:
                 return None

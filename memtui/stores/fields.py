@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from memtui.errors import StoreFormatError
-from memtui.times import from_epoch_ms, parse_iso
+from memtui.times import TimeRangeError, from_epoch_ms, parse_iso
 
 # A memory is a fact or a note; a content this long is a corrupted or hostile file.
 MAX_CONTENT_CHARS = 1_000_000
@@ -142,6 +142,8 @@ class EntryReader:
             self.wrong(key, "an RFC 3339 time string")
         try:
             return parse_iso(value)
+        except TimeRangeError:
+            self.fail(f"field {key!r} is a time memtui cannot hold: {value[:40]!r} (years 1-9999)")
         except ValueError:
             self.fail(f"field {key!r} is not an RFC 3339 time: {value[:40]!r}")
         return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -14,7 +15,9 @@ from typing import Any
 import orjson
 
 from memtui.errors import StoreFormatError
+from memtui.jsonout import dumps
 from memtui.model import Memory
+from memtui.stores.files import atomic_write
 from memtui.times import format_iso, parse_iso
 
 
@@ -38,10 +41,10 @@ class ChangeImage:
     position: int | None = None
 
     def before_memory(self) -> Memory | None:
-        return Memory.from_dict(self.before) if self.before is not None else None
+        return _memory(self.before, self.id)
 
     def after_memory(self) -> Memory | None:
-        return Memory.from_dict(self.after) if self.after is not None else None
+        return _memory(self.after, self.id)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "before": self.before, "after": self.after}
@@ -108,24 +111,84 @@ class Transaction:
         return out
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any], state: str = "committed") -> Transaction:
-        at = parse_iso(d["at"])
-        assert at is not None
+    def from_dict(cls, d: Any, state: str = "committed") -> Transaction:
+        """A transaction as the ledger holds it; LedgerEntryError says what is wrong."""
+        if not isinstance(d, dict):
+            raise LedgerEntryError("is not an object")
+        ident = _field(d, "id", int)
+        if ident < 0:
+            raise LedgerEntryError(f"has a negative id {ident}")
+        at_text = _field(d, "at", str)
+        try:
+            at = parse_iso(at_text)
+        except ValueError:
+            at = None
+        if at is None:
+            raise LedgerEntryError(f"transaction {ident}: 'at' is not a time: {at_text[:40]!r}")
+        changes = _field(d, "changes", list, optional=True) or []
+        for change in changes:
+            if not (
+                isinstance(change, dict)
+                and isinstance(change.get("id"), str)
+                and all(
+                    isinstance(change.get(k), dict | None)
+                    for k in ("before", "after", "before_raw", "after_raw")
+                )
+                and type(change.get("position")) in (int, type(None))
+            ):
+                raise LedgerEntryError(f"transaction {ident}: a change is damaged")
         return cls(
-            id=int(d["id"]),
+            id=ident,
             at=at,
-            actor=d["actor"],
-            kind=d["kind"],
-            reason=d.get("reason", ""),
-            changes=[ChangeImage.from_dict(c) for c in d.get("changes", [])],
-            undoes=d.get("undoes"),
-            backup=d.get("backup"),
+            actor=_field(d, "actor", str),
+            kind=_field(d, "kind", str),
+            reason=_field(d, "reason", str, optional=True) or "",
+            changes=[ChangeImage.from_dict(c) for c in changes],
+            undoes=_field(d, "undoes", int, optional=True),
+            backup=_field(d, "backup", str, optional=True),
             state=state,
-            sha_after=d.get("sha_after"),
-            details=d.get("details") or {},
-            header_before=d.get("header_before"),
-            header_after=d.get("header_after"),
+            sha_after=_field(d, "sha_after", str, optional=True),
+            details=_field(d, "details", dict, optional=True) or {},
+            header_before=_field(d, "header_before", dict, optional=True),
+            header_after=_field(d, "header_after", dict, optional=True),
         )
+
+
+class LedgerEntryError(ValueError):
+    """A ledger entry memtui cannot read; the message says what is wrong with it."""
+
+
+def _field(d: dict[str, Any], key: str, kind: type, *, optional: bool = False) -> Any:
+    value = d.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, kind) or isinstance(value, bool):
+        where = f"transaction {d['id']}" if type(d.get("id")) is int else "an entry"
+        problem = "has no" if key not in d else "has a damaged"
+        raise LedgerEntryError(f"{where} {problem} {key!r}")
+    return value
+
+
+def _memory(image: dict[str, Any] | None, ident: str) -> Memory | None:
+    if image is None:
+        return None
+    try:
+        return Memory.from_dict(image)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise StoreFormatError(
+            f"the ledger's image of {ident!r} is damaged; `memtui doctor` says more"
+        ) from None
+
+
+def read_journal(entries: list[Any]) -> tuple[list[Transaction], list[str]]:
+    """The transactions of a native store's journal, and one line per damaged entry."""
+    txs, problems = [], []
+    for number, entry in enumerate(entries, start=1):
+        try:
+            txs.append(Transaction.from_dict(entry))
+        except LedgerEntryError as e:
+            problems.append(f"journal entry {number} is damaged ({e})")
+    return txs, problems
 
 
 def undone_ids(transactions: list[Transaction]) -> dict[int, int]:
@@ -143,45 +206,86 @@ def undone_ids(transactions: list[Transaction]) -> dict[int, int]:
     return undone
 
 
+def _entries(
+    data: bytes, problems: list[str], path: Path
+) -> Iterator[tuple[int, dict[str, Any], Transaction | None]]:
+    """The readable lines of a sidecar ledger (line number, entry, its transaction); a damaged
+    line is named in `problems`, except a torn last line (a writer that died mid-append)."""
+    lines = data.split(b"\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            entry, tx = orjson.loads(line), None
+            if not isinstance(entry, dict):
+                raise LedgerEntryError("is not an object")
+            if "tx" in entry:
+                tx = Transaction.from_dict(entry["tx"])
+                if not isinstance(entry.get("store"), str | None):
+                    raise LedgerEntryError("names its store wrongly")
+            elif "tx_id" in entry:
+                if (
+                    entry.get("state") not in ("committed", "aborted")
+                    or type(entry["tx_id"]) is not int
+                ):
+                    raise LedgerEntryError("has a damaged state mark")
+            elif not isinstance(entry.get("store"), str):
+                raise LedgerEntryError("is not a ledger entry")
+        except (orjson.JSONDecodeError, LedgerEntryError) as e:
+            if number == len(lines):  # a torn last line: the writer died mid-append
+                break
+            why = "not JSON" if isinstance(e, orjson.JSONDecodeError) else str(e)
+            problems.append(f"{path}: line {number} is damaged ({why})")
+            continue
+        yield number, entry, tx
+
+
+@dataclass(slots=True)
+class LedgerRead:
+    transactions: list[Transaction]
+    # one line per damaged line (or why the file cannot be read at all)
+    problems: list[str]
+    # the store the ledger says it belongs to (None: an older ledger that does not say)
+    owner: str | None
+
+
 class SidecarLedger:
-    """`<store>.memtui/ledger.jsonl`: lines `{"tx": {...}}` (written as pending before the
-    store) and `{"tx_id": N, "state": "committed" | "aborted"}` (written after)."""
+    """`<store>.memtui/ledger.jsonl`: lines `{"tx": {...}, "store": path}` (written as pending
+    before the store; `store` names the store the ledger belongs to) and
+    `{"tx_id": N, "state": "committed" | "aborted"}` (written after); `{"store": path}` when a
+    store moved with its sidecar adopts it (`memtui doctor --fix`)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, store: Path | None = None) -> None:
         self.path = path
+        self.store = store
 
-    def read(self) -> list[Transaction]:
-        """All transactions in order, pending ones included (their state says so)."""
+    def read(self) -> LedgerRead:
+        """All transactions in order, pending ones included (their state says so); damaged
+        lines are skipped and named in `problems`."""
         try:
             data = self.path.read_bytes()
-        except FileNotFoundError:
-            return []
+        except (FileNotFoundError, NotADirectoryError):
+            return LedgerRead([], [], None)
         except OSError as e:
-            raise StoreFormatError(f"{self.path}: cannot read the ledger: {e.strerror}") from None
+            return LedgerRead([], [f"{self.path}: cannot read the ledger ({e.strerror})"], None)
         txs: dict[int, Transaction] = {}
-        lines = data.split(b"\n")
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                entry = orjson.loads(line)
-                if "tx" in entry:
-                    tx = Transaction.from_dict(entry["tx"], state="pending")
-                    txs[tx.id] = tx
-                elif entry.get("tx_id") in txs:
+        problems: list[str] = []
+        owner = None
+        for _, entry, tx in _entries(data, problems, self.path):
+            if tx is not None:
+                tx.state = "pending"
+                txs[tx.id] = tx
+                owner = entry.get("store", owner)
+            elif "tx_id" in entry:
+                if entry["tx_id"] in txs:
                     txs[entry["tx_id"]].state = entry["state"]
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AssertionError):
-                if number == len(lines):  # a torn last line: the writer died mid-append
-                    break
-                raise StoreFormatError(
-                    f"{self.path}: ledger line {number} is damaged; "
-                    "move the file aside to open the store without its history"
-                ) from None
-        return list(txs.values())
+            else:
+                owner = entry["store"]
+        return LedgerRead(list(txs.values()), problems, owner)
 
     def append(self, entry: dict[str, Any]) -> None:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        line = orjson.dumps(entry) + b"\n"
+        line = dumps(entry) + b"\n"
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             size = os.fstat(fd).st_size
@@ -196,9 +300,29 @@ class SidecarLedger:
         finally:
             os.close(fd)
 
+    def repair(self, aside: Path) -> int:
+        """Move the ledger to `aside` and keep only its readable lines (as they were) in its
+        place; returns how many lines were left out."""
+        data = self.path.read_bytes()
+        problems: list[str] = []
+        good = {number for number, _, _ in _entries(data, problems, self.path)}
+        lines = data.split(b"\n")
+        kept = b"".join(lines[n - 1] + b"\n" for n in sorted(good))
+        os.replace(self.path, aside)
+        atomic_write(self.path, kept, mode=0o600)
+        return len(problems)
+
     def add_pending(self, tx: Transaction) -> None:
-        self.append({"tx": tx.to_dict()})
+        entry: dict[str, Any] = {"tx": tx.to_dict()}
+        if self.store is not None:
+            entry["store"] = str(self.store)
+        self.append(entry)
 
     def mark(self, tx_id: int, state: str) -> None:
         with contextlib.suppress(OSError):
             self.append({"tx_id": tx_id, "state": state})
+
+    def adopt(self) -> None:
+        """Record that the ledger belongs to this store (a store moved with its sidecar)."""
+        assert self.store is not None
+        self.append({"store": str(self.store)})

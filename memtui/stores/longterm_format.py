@@ -7,14 +7,12 @@ extra key `memtui_status`, which Go ignores; memtui's decay anchor in `last_deca
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from memtui.errors import StoreFormatError
+from memtui.jsonout import dumps, dumps_text
 from memtui.model import Memory, Source, Status
 from memtui.stores.document import Document
 from memtui.stores.fields import (
@@ -94,7 +92,7 @@ class LongtermFormat:
         for key in [k for k in out if k not in _KNOWN and k not in memory.extra]:
             del out[key]
         id_key = "memory_id" if "memory_id" in out else "id"
-        out[id_key] = _go_id(memory.id)
+        out[id_key] = _go_id(memory.id, out.get(id_key))
         out["content"] = memory.content
         out["importance"] = memory.importance
         if memory.embedding is not None or "embedding" in out:
@@ -113,7 +111,8 @@ class LongtermFormat:
             superseded_at = memory.updated_at
         _put_time(out, "superseded_at", superseded_at, always=True)
         if memory.supersedes or "supersedes" in out:
-            out["supersedes"] = [_go_id(x) for x in memory.supersedes]
+            was = {str(x): x for x in out.get("supersedes") or () if type(x) in ID_TYPES}
+            out["supersedes"] = [_go_id(x, was.get(x)) for x in memory.supersedes]
         if status is Status.DELETED:
             if parse_iso(out.get("deleted_at")) is None:
                 out["deleted_at"] = format_iso(memory.updated_at) or GO_ZERO_TIME
@@ -155,8 +154,7 @@ class LongtermFormat:
     def render(self, doc: Document, now: datetime | None) -> bytes:
         records = [doc.raws[ident] for ident in doc.memories]
         if doc.header.get("layout") == "array":
-            option = orjson.OPT_INDENT_2 if doc.header.get("indent") else 0
-            return orjson.dumps(records, option=option) + b"\n"
+            return dumps(records, indent=bool(doc.header.get("indent"))) + b"\n"
         # lines of entries memtui did not change are written back byte for byte
         lines: dict[str, tuple[dict[str, Any], bytes]] = doc.header.get("lines", {})
         # match the file's own style: Go writes compact JSON, Python's json.dumps spaced JSON
@@ -166,12 +164,12 @@ class LongtermFormat:
         for ident, record in zip(doc.memories, records, strict=True):
             original, line = lines.get(ident, (None, b""))
             if not (record is original or record == original):
-                line = _dump_line(record, spaced)
+                line = line[: len(line) - len(line.lstrip())] + _dump_line(record, spaced)
             out.append(line + b"\n")
         return b"".join(out)
 
     def new_id(self, doc: Document, now: datetime) -> str:
-        numbers = [int(i) for i in doc.memories if i.isdigit()]
+        numbers = [int(i) for i in doc.memories if i.isascii() and i.isdigit()]
         return str(max(numbers, default=0) + 1)
 
 
@@ -294,12 +292,18 @@ def _decode(r: EntryReader) -> Memory:
 
 def _dump_line(record: dict[str, Any], spaced: bool) -> bytes:
     if spaced:
-        return json.dumps(record, ensure_ascii=False).encode()
-    return orjson.dumps(record)
+        return dumps_text(record, spaced=True).encode("utf-8", "surrogatepass")
+    return dumps(record)
 
 
-def _go_id(ident: str) -> int | str:
-    return int(ident) if ident.isdigit() else ident
+def _go_id(ident: str, was: Any = None) -> int | str:
+    """The id as the file spells it (`"007"`, `"42"` and `42` stay as they were); a new one
+    is a number when it is one in canonical ASCII digits."""
+    if type(was) in ID_TYPES and str(was) == ident:
+        return was  # type: ignore[no-any-return]
+    if ident.isascii() and ident.isdigit() and str(int(ident)) == ident:
+        return int(ident)
+    return ident
 
 
 def _put_time(out: dict[str, Any], key: str, when: datetime | None, *, always: bool) -> None:

@@ -12,9 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from memtui.errors import StoreFormatError
+from memtui.jsonout import dumps
 from memtui.model import Memory, Source, Status
 from memtui.stores.document import Document
 from memtui.stores.fields import (
@@ -77,7 +76,8 @@ class NativeFormat:
                 raise StoreFormatError(f"{path}: memories[{doc_id}] repeats the id {memory.id!r}")
             memories[memory.id] = memory
             raws[memory.id] = record
-        transactions = [tx for tx in journal.values() if isinstance(tx, dict)]
+        # damaged entries too: the store reports them (and writes nothing) until repaired
+        transactions = list(journal.values())
         # what memtui does not own (other tables, other meta documents, the table order) is
         # written back as it was
         header = {
@@ -109,7 +109,7 @@ class NativeFormat:
         }
         tables = dict(header.get("tables") or {})
         tables.update(ours)  # in the file's table order; ours where they were (or at the end)
-        return orjson.dumps(tables)
+        return dumps(tables)
 
     def successor(self, raw: dict[str, Any], current: dict[str, Any] | None) -> dict[str, Any]:
         """The record to write over `current` (this format keeps no version counter)."""

@@ -12,9 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from memtui.errors import StoreFormatError
+from memtui.jsonout import dumps
 from memtui.model import Memory, Source, Status
 from memtui.stores.document import Document
 from memtui.stores.fields import (
@@ -119,7 +118,7 @@ class PiFormat:
         order = list(doc.header.get("top") or {"version": 1, "updatedAt": 0, "memories": []})
         ordered = {key: top[key] for key in order if key in top}
         ordered.update(top)
-        return orjson.dumps(ordered, option=orjson.OPT_INDENT_2)
+        return dumps(ordered, indent=True)
 
     def new_id(self, doc: Document, now: datetime) -> str:
         while True:

@@ -10,16 +10,17 @@ new transaction.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memtui.errors import ConflictError, MemtuiError, NotFoundError
+from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormatError
 from memtui.model import Memory
 from memtui.stores.backups import DEFAULT_KEEP, Backup, BackupShelf
-from memtui.stores.detect import parse_store
+from memtui.stores.detect import parse_store, with_layout
 from memtui.stores.document import Document, StoreFormat
 from memtui.stores.files import (
     FileStamp,
@@ -30,8 +31,15 @@ from memtui.stores.files import (
     sha256,
     store_lock,
 )
-from memtui.stores.ledger import ChangeImage, SidecarLedger, Transaction, undone_ids
+from memtui.stores.ledger import (
+    ChangeImage,
+    SidecarLedger,
+    Transaction,
+    read_journal,
+    undone_ids,
+)
 from memtui.stores.pi_format import file_header, reverted_header, with_file_header
+from memtui.stores.sidecar import check_writable, sidecar_problems
 
 # An outside writer that ignores the lock can slip in between our read and our rename.
 _WRITE_ATTEMPTS = 3
@@ -75,8 +83,12 @@ class Store:
         self._stamp = FileStamp.of(self.file)
         self.sidecar = self.file.with_name(self.file.name + ".memtui")
         self.keep_backups = keep_backups
-        self._ledger = None if fmt.ledger_in_file else SidecarLedger(self.sidecar / "ledger.jsonl")
-        self._tx_cache: tuple[tuple[str, FileStamp | None], list[Transaction]] | None = None
+        self._ledger = (
+            None if fmt.ledger_in_file else SidecarLedger(self.sidecar / "ledger.jsonl", self.file)
+        )
+        self._tx_cache: tuple[tuple[str, FileStamp | None], list[Transaction], list[str]] | None = (
+            None
+        )
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -140,11 +152,18 @@ class Store:
         ledger_stamp = FileStamp.of(self._ledger.path) if self._ledger is not None else None
         key = (self._sha, ledger_stamp)
         if self._tx_cache is None or self._tx_cache[0] != key:
-            committed = [
-                tx for tx in self._all_transactions(self._doc, self._sha) if tx.state == "committed"
-            ]
-            self._tx_cache = (key, committed)
+            read = self._read_ledger(self._doc, self._sha)
+            committed = [tx for tx in read.transactions if tx.state == "committed"]
+            self._tx_cache = (key, committed, read.problems)
         return list(self._tx_cache[1])
+
+    def problems(self) -> list[str]:
+        """What is wrong with the ledger and the sidecar, one line each. Reading works anyway
+        (damaged ledger entries are skipped); memtui changes nothing until they are repaired
+        (`memtui doctor`)."""
+        self.transactions()
+        assert self._tx_cache is not None
+        return [*self._tx_cache[2], *sidecar_problems(self.sidecar, self._ledger)]
 
     def history(self) -> list[Transaction]:
         return list(reversed(self.transactions()))
@@ -159,18 +178,24 @@ class Store:
         """Transaction id → id of the undo that reverted it (for those currently undone)."""
         return undone_ids(self.transactions())
 
-    def _all_transactions(self, doc: Document, sha: str) -> list[Transaction]:
-        return self._read_ledger(doc, sha)[0]
-
-    def _read_ledger(self, doc: Document, sha: str) -> tuple[list[Transaction], list[Transaction]]:
-        """All transactions, and those a dead writer left pending (now resolved)."""
+    def _read_ledger(self, doc: Document, sha: str) -> LedgerState:
+        """All transactions, those a dead writer left pending (now resolved), and what is
+        wrong with the ledger."""
         if self._ledger is None:
-            return [Transaction.from_dict(t) for t in doc.header.get("journal", [])], []
-        txs = self._ledger.read()
-        pending = [tx for tx in txs if tx.state == "pending"]
+            txs, problems = read_journal(doc.header.get("journal", []))
+            return LedgerState(txs, [], [f"{self.path}: {p}" for p in problems])
+        read = self._ledger.read()
+        owner = read.owner
+        if owner is not None and owner != str(self.file) and _other_file(owner, self.file):
+            problem = (
+                f"{self.sidecar}: holds the history of {owner}, not of this store (a sidecar "
+                "shared through a link?); memtui will not mix two stores' histories"
+            )
+            return LedgerState([], [], [problem])
+        pending = [tx for tx in read.transactions if tx.state == "pending"]
         for tx in pending:
             tx.state = "committed" if self._landed(tx, doc, sha) else "aborted"
-        return txs, pending
+        return LedgerState(read.transactions, pending, read.problems)
 
     def _landed(self, tx: Transaction, doc: Document, sha: str) -> bool:
         """Whether a transaction whose writer died before marking it did reach the file."""
@@ -189,6 +214,14 @@ class Store:
     def backups(self) -> list[Backup]:
         return self._shelf.list()
 
+    def keep_backup(self, data: bytes, now: datetime) -> str:
+        """Keep `data` in the backups outside any transaction (a repair); never pruned."""
+        return self._shelf.add(data, now, 0).name
+
+    @property
+    def sidecar_ledger(self) -> SidecarLedger | None:
+        return self._ledger
+
     # -- changing ----------------------------------------------------------------------------
 
     def new_id(self, now: datetime) -> str:
@@ -198,7 +231,8 @@ class Store:
         """What this store's file would hold for `memory` (pi holds active entries only)."""
         if memory is None or not self.format.keeps(memory):
             return None
-        return self._as_stored(memory, self.format.encode(memory, None) or {})
+        raw = self.format.encode(memory, self._doc.raws.get(memory.id)) or {}
+        return self._as_stored(memory, raw)
 
     def _as_stored(self, memory: Memory, raw: dict[str, Any]) -> Memory:
         """`memory` as the file holds it once written as `raw` (non-native formats drop the
@@ -232,6 +266,10 @@ class Store:
         ids = [c.id for c in changes]
         if len(set(ids)) != len(ids):
             raise ValueError("a transaction touches each memory once")
+        check_writable(self.file)
+        blocking = sidecar_problems(self.sidecar, self._ledger)
+        if blocking:
+            raise StoreFormatError(f"{blocking[0]}; nothing was written (see `memtui doctor`)")
         with store_lock(self.file):
             remove_stale_temp_files(self.file.parent, self.file.name)
             for _ in range(_WRITE_ATTEMPTS):
@@ -269,7 +307,13 @@ class Store:
                 "nothing was written"
             )
         self._check_unchanged(changes, base)
-        history, resolved = self._read_ledger(base, sha)
+        ledger = self._read_ledger(base, sha)
+        if ledger.problems:
+            raise StoreFormatError(
+                f"{ledger.problems[0]}; memtui adds nothing to a damaged ledger until it is "
+                "repaired (`memtui doctor STORE --fix`); nothing was written"
+            )
+        history, resolved = ledger.transactions, ledger.pending
         tx_id = max((t.id for t in history), default=0) + 1
 
         doc = base.copy()
@@ -341,14 +385,15 @@ class Store:
             if has_header:
                 tx.header_before = file_header(base, None)
                 tx.header_after = file_header(doc, None)
+            layout = base.header.get("layout_bytes")
             if in_file:
                 doc.header["journal"] = [*doc.header.get("journal", []), tx.to_dict()]
-                new_data = fmt.render(doc, None if has_header else now)
+                new_data = with_layout(fmt.render(doc, None if has_header else now), layout)
             else:
                 assert self._ledger is not None
                 for old in resolved:
                     self._ledger.mark(old.id, old.state)
-                new_data = fmt.render(doc, None if has_header else now)
+                new_data = with_layout(fmt.render(doc, None if has_header else now), layout)
                 tx.sha_after = sha256(new_data)
                 tx.state = "pending"
                 self._ledger.add_pending(tx)
@@ -369,10 +414,19 @@ class Store:
         if self._ledger is not None:
             self._ledger.mark(tx_id, "committed")
             tx.state = "committed"
-        self._shelf.prune()
+        self._shelf.prune({t.backup for t in history if t.backup} | {backup.name})
         self.format, self._doc = fmt, doc
         self._sha, self._stamp = sha256(new_data), FileStamp.of(self.file)
         return tx
+
+    def _refuse_when_unusable(self) -> None:
+        """Undo and rollback need the ledger and backups: say what is wrong with them first."""
+        check_writable(self.file)
+        problems = self.problems()
+        if problems:
+            raise StoreFormatError(
+                f"{problems[0]}; memtui changes nothing until it is repaired (see `memtui doctor`)"
+            )
 
     def _check_unchanged(self, changes: Iterable[Change], base: Document) -> None:
         stale = [c.id for c in changes if base.memories.get(c.id) != self.visible(c.before)]
@@ -389,6 +443,7 @@ class Store:
         self, tx_id: int | None = None, *, now: datetime, actor: str = "user", reason: str = ""
     ) -> Transaction:
         """Revert a transaction (default: the newest one not undone) as a new transaction."""
+        self._refuse_when_unusable()
         txs = self.transactions()
         undone = undone_ids(txs)
         if tx_id is None:
@@ -422,6 +477,7 @@ class Store:
 
     def rollback(self, name: str, *, now: datetime, actor: str = "user") -> Transaction:
         """Make the store's entries what a backup holds, as one (undoable) transaction."""
+        self._refuse_when_unusable()
         backup = self._shelf.find(name)
         fmt, old = parse_store(read_bytes(backup.path), backup.path)
         if fmt.name != self.format.name:
@@ -450,6 +506,22 @@ class Store:
             details={"backup": backup.name},
             revert_header=header,
         )
+
+
+@dataclass(slots=True)
+class LedgerState:
+    transactions: list[Transaction]
+    pending: list[Transaction]  # left pending by a writer that died, now resolved
+    problems: list[str]
+
+
+def _other_file(owner: str, path: Path) -> bool:
+    """Whether `owner` is an existing file other than `path` (a store moved with its
+    sidecar leaves no file behind at its old path)."""
+    try:
+        return not os.path.samefile(owner, path)
+    except OSError:
+        return False
 
 
 def _header_images(

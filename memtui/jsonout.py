@@ -1,0 +1,51 @@
+"""JSON out: orjson, and the standard library in the same layout for what orjson refuses.
+
+orjson cannot write integers beyond 64 bits or values nested deeper than 254 levels; JSON (and
+the agents that wrote the file) allow both, so such a value is written as the file had it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import orjson
+
+from memtui.errors import MemtuiError
+
+# deep enough for anything orjson reads (it refuses more than 1024 levels)
+_RECURSION_FOR_DEEP_VALUES = 20_000
+
+
+class UnwritableError(MemtuiError):
+    """A value no JSON writer here can write (nesting beyond Python's limits)."""
+
+
+def dumps(value: Any, *, indent: bool = False) -> bytes:
+    """Compact JSON (orjson's layout), or 2-space indented JSON as JavaScript writes it."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0)
+    except orjson.JSONEncodeError:
+        pass
+    return dumps_text(value, indent=indent).encode("utf-8", "surrogatepass")
+
+
+def dumps_text(value: Any, *, indent: bool = False, spaced: bool = False) -> str:
+    """The standard library's JSON, in orjson's layout (`spaced`: Python's own `", "` and
+    `": "`), for values of any depth and size."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _RECURSION_FOR_DEEP_VALUES))
+    try:
+        text = json.dumps(
+            value,
+            ensure_ascii=False,
+            allow_nan=False,
+            indent=2 if indent else None,
+            separators=(",", ": ") if indent else (", ", ": ") if spaced else (",", ":"),
+        )
+    except (RecursionError, ValueError, TypeError) as e:
+        raise UnwritableError(f"a value cannot be written as JSON ({e})") from None
+    finally:
+        sys.setrecursionlimit(limit)
+    return text
