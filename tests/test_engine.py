@@ -281,6 +281,19 @@ def test_thesearch_promotes_and_deprecates() -> None:
     assert plan.health["proposed"] == 2 and "average_weight" in plan.health
 
 
+def test_thesearch_does_not_promote_a_proposed_near_duplicate_of_an_active_fact() -> None:
+    active = _lt("a1", "the user lives in Paris with two cats", 0.8, 2)
+    duplicate = _lt("p1", "the user lives in Paris with two cats", 0.6, 1.25)  # 30 hours old
+    fresh = _lt("p2", "the user is learning the cello", 0.6, 1.25)
+    memories = [
+        active,
+        duplicate.with_(status=Status.PROPOSED, evidence_count=1),
+        fresh.with_(status=Status.PROPOSED, evidence_count=1),
+    ]
+    plan = make_plan(memories, get_profile("thesearch"), NOW, store_format="native")
+    assert [a.targets for a in plan.actions if a.kind == "promote"] == [["p2"]]
+
+
 # -- plans: dependencies, apply, undo, restore ------------------------------------------------
 
 

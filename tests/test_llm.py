@@ -124,10 +124,12 @@ def test_merge_answer_becomes_the_merged_wording(fixture_copy, server_factory) -
     path = fixture_copy("example-store.json")
     store, plan = pi_plan(path)
     client, _ = client_for(server)
+    planned = plan.to_dict()
     better = improve(store, plan, client, ["merge"])
     [merge] = merges(better)
     merged = next(m for m in merge.after if m.id not in {b.id for b in merge.before})
     assert merged.content == wording and merge.actor == "llm"
+    assert plan.to_dict() == planned  # a new plan: the one the model was asked about is as it was
     assert merge.details["model"] == "test-model" and len(merge.details["request_hash"]) == 64
     tx = curate.apply_plan(store, better, None, now=NOW)
     assert tx.actor == "llm" and open_store(path).get(merged.id).content == wording

@@ -18,6 +18,7 @@ rejected, whatever a member says.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -188,6 +189,18 @@ def insight_validator(max_chars: int) -> Callable[[Any], InsightAnswer]:
 Progress = Callable[[int, int], None]
 
 
+def _copy(action: Action) -> Action:
+    return dataclasses.replace(
+        action,
+        targets=list(action.targets),
+        before=list(action.before),
+        after=list(action.after),
+        scores=dict(action.scores),
+        depends_on=list(action.depends_on),
+        details=dict(action.details),
+    )
+
+
 async def improve_plan(
     plan: Plan,
     memories: Sequence[Memory],
@@ -204,7 +217,8 @@ async def improve_plan(
         from memtui.errors import MemtuiError
 
         raise MemtuiError(f"unknown LLM strategy {unknown[0]!r} (use {', '.join(STRATEGIES)})")
-    actions = list(plan.actions)
+    # the strategies work on copies: the caller's plan stays as it was
+    actions = [_copy(a) for a in plan.actions]
     model = client.settings.model
     jobs: list[Any] = []
     done = 0

@@ -198,15 +198,19 @@ def _eligible(b: _Builder, profile: Profile) -> list[Memory]:
     ]
 
 
-def _pairs(b: _Builder, profile: Profile, progress: Callable[[int, int], None]) -> list[Pair]:
+def _lowest_line(profile: Profile) -> float:
+    """The lowest score any of the profile's pair rules looks at."""
     floors = [profile.merge_threshold, profile.absorb_threshold, profile.conflict_low]
     if profile.merge_rule == "thesearch":
         # 0.4·jw + 0.6·cos > t needs cos > (t − 0.4) / 0.6
         w = profile.thesearch_title_weight
         floors.append((profile.thesearch_merge_score - w) / (1 - w))
-    low = min(f for f in floors if f is not None)
+    return min(f for f in floors if f is not None)
+
+
+def _pairs(b: _Builder, profile: Profile, progress: Callable[[int, int], None]) -> list[Pair]:
     b.eligible = _eligible(b, profile)
-    return candidate_pairs(b.eligible, profile.method, low, progress=progress)
+    return candidate_pairs(b.eligible, profile.method, _lowest_line(profile), progress=progress)
 
 
 def _group_scores(
@@ -627,10 +631,16 @@ def _deprecate(
 def _promote(
     b: _Builder, profile: Profile, pairs: list[Pair], now: datetime, decay: DecayModel | None
 ) -> None:
-    conflicted = {i for p in pairs for i in (p.a, p.b)}
-    for ident in b.order:
-        memory = b.current[ident]
-        if memory.status is not Status.PROPOSED or ident in b.locked:
+    proposed = [b.current[i] for i in b.order if b.current[i].status is Status.PROPOSED]
+    if not proposed:
+        return
+    # a proposed entry conflicts with any entry it is close to, active or proposed (the
+    # candidate search above saw active entries only)
+    near = candidate_pairs([*proposed, *b.eligible], profile.method, _lowest_line(profile))
+    conflicted = {i for p in [*pairs, *near] for i in (p.a, p.b)}
+    for memory in proposed:
+        ident = memory.id
+        if ident in b.locked:
             continue
         evidence = memory.evidence_count or 0
         weight = effective_weight(memory, now, decay)
