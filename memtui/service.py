@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from memtui import curate, locations
 from memtui.config import Settings, llm_settings, load_user_settings, resolve_profile
@@ -43,6 +43,7 @@ from memtui.stores import (
 from memtui.stores.backups import BackupShelf
 from memtui.stores.files import read_bytes
 from memtui.stores.pi_format import PI_CONTENT_CAP
+from memtui.stores.postgres import is_postgres_location, open_postgres_store
 from memtui.stores.transfer import ExportReport
 from memtui.times import parse_iso
 
@@ -126,6 +127,9 @@ class Service:
     # -- stores -------------------------------------------------------------------------------
 
     def open(self, location: str | Path) -> Store:
+        if is_postgres_location(location):
+            # PgStore answers everything the service and the TUI ask a Store
+            return cast(Store, open_postgres_store(str(location), self.settings.keep_backups))
         return Store.open(location, self.settings.keep_backups)
 
     def demo(
@@ -255,7 +259,9 @@ class Service:
     def profile(self, store: Store, name: str | None = None) -> Profile:
         """The store's profile (or `name`) with the settings' `[profiles.NAME]` overrides: the
         same resolution for every command and screen."""
-        return resolve_profile(self.settings, store.format_name, name)
+        # the Go system's table plans as its JSON export does
+        fmt = "longterm" if store.format_name == "postgres" else store.format_name
+        return resolve_profile(self.settings, fmt, name)
 
     def pairs(
         self, store: Store, method: str | None = None, threshold: float | None = None
