@@ -123,7 +123,7 @@ def cmd_show(args: argparse.Namespace, svc: Service) -> int:
             last = touching[-1]
             raise MemtuiError(
                 f"{args.id} is no longer in {store.path}: transaction {last.id} ({last.kind}) "
-                f"removed it; `memtui history {args.store}` shows it, `memtui undo` restores it"
+                f"removed it; `memtui history {store.path}` shows it, `memtui undo` restores it"
             )
         memory = store.get(args.id)
     undone = store.undone()
@@ -176,7 +176,7 @@ def cmd_edit(args: argparse.Namespace, svc: Service) -> int:
     if store.format_name == "pi" and status is not None and status is not Status.ACTIVE:
         note = " (pi keeps only active entries: it left the file; the ledger keeps it)"
     print(f"edited {one_line(args.id)} in transaction {tx.id}{note}")
-    print(f"undo with: memtui undo {args.store} {tx.id}")
+    print(f"undo with: memtui undo {store.path} {tx.id}")
     return 0
 
 
@@ -214,7 +214,7 @@ def cmd_undo(args: argparse.Namespace, svc: Service) -> int:
     print(
         f"undid transaction {tx.undoes} as transaction {tx.id}: {entries(len(tx.changes))} restored"
     )
-    print(f"redo with: memtui undo {args.store} {tx.id}")
+    print(f"redo with: memtui undo {store.path} {tx.id}")
     return 0
 
 
@@ -241,7 +241,7 @@ def cmd_rollback(args: argparse.Namespace, svc: Service) -> int:
         f"rolled back to {tx.details['backup']} in transaction {tx.id}: "
         f"{len(tx.changes)} entries changed"
     )
-    print(f"undo with: memtui undo {args.store} {tx.id}")
+    print(f"undo with: memtui undo {store.path} {tx.id}")
     return 0
 
 

@@ -296,9 +296,15 @@ class PgStore:
         conn = self._connection()
         try:
             with conn.transaction():
-                tx, written = self._commit_in(conn.cursor(), changes, actor, kind, reason, now)
+                tx, written, renumber = self._commit_in(
+                    conn.cursor(), changes, actor, kind, reason, now
+                )
                 tx.undoes = undoes
-                tx.details = dict(details or {})
+                # a new entry named in the details (a merge's result) by its row id
+                tx.details = {
+                    k: renumber.get(v, v) if isinstance(v, str) else v
+                    for k, v in (details or {}).items()
+                }
                 self._write_ledger(conn.cursor(), tx, now)
         except psycopg.Error as e:
             raise MemtuiError(f"{self.path}: the change was not made: {self._why(e)}") from None
@@ -313,7 +319,7 @@ class PgStore:
         kind: str,
         reason: str,
         now: datetime,
-    ) -> tuple[Transaction, list[tuple[Row | None, Row]]]:
+    ) -> tuple[Transaction, list[tuple[Row | None, Row]], dict[str, str]]:
         # one memtui writer per table at a time: transaction ids and tables stay in order
         cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"memtui:{self.table}"])
         if not self._exists(cur, schema.LEDGER):
@@ -383,7 +389,7 @@ class PgStore:
         self._write_backup(cur, tx_id, now, [(int(i.id), i.before_raw) for i in images])
         tx = Transaction(tx_id, now, actor, kind, reason, images, backup=None)
         tx.backup = f"{now.astimezone(UTC):%Y%m%dT%H%M%S%f}Z-tx{tx_id}"
-        return tx, written
+        return tx, written, renumber
 
     def _lock_rows(self, cur: psycopg.Cursor[Any], ids: list[int]) -> dict[str, Row]:
         if not ids:
