@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 import psycopg
 from psycopg import sql
-from psycopg.types.json import Jsonb, set_json_loads
+from psycopg.types.json import Jsonb, set_json_dumps, set_json_loads
 
 from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormatError
 from memtui.model import Memory, Status
@@ -78,6 +78,8 @@ class PgStore:
             except psycopg.Error as e:
                 raise MemtuiError(f"{self.path}: cannot connect: {self._why(e)}") from None
             set_json_loads(orjson.loads, conn)
+            set_json_dumps(orjson.dumps, conn)
+            conn.execute("SET TIME ZONE 'UTC'")
             self._conn = conn
         return self._conn
 
@@ -120,15 +122,16 @@ class PgStore:
                 memories: dict[str, Memory] = {}
                 where, params = self._user_filter()
                 query = sql.SQL("SELECT {} FROM {}{} ORDER BY id").format(
-                    sql.SQL(", ").join(map(sql.Identifier, COLUMNS)), self._ident(), where
+                    sql.SQL(", ".join(rows.READ_COLUMNS)), self._ident(), where
                 )
-                with conn.cursor(name="memtui_read") as stream:
+                with conn.cursor(name="memtui_read", binary=True) as stream:
                     stream.itersize = _FETCH
                     stream.execute(query, params)
-                    to_memory, image = rows.to_memory, rows.image
-                    for values in stream:
-                        row = image(values)
-                        memories[str(row["id"])] = to_memory(row, sides.get(row["id"]))
+                    memory_of, side_of = rows.memory_of, sides.get
+                    while batch := stream.fetchmany(_FETCH):
+                        for values in batch:
+                            memory = memory_of(values, side_of(values[0]))
+                            memories[memory.id] = memory
         except psycopg.Error as e:
             raise MemtuiError(f"{self.path}: cannot read it: {self._why(e)}") from None
         _link_successors(memories, memories.values())
