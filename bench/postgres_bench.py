@@ -5,10 +5,11 @@
 - open: `PgStore.open` (server-side cursor, rows → Memory, side table, stamp) = first paint's
   data, on `--size` rows of the demo generator spread over 1,000 users.
 - plan: the service's consolidation plan (longterm profile) over those rows.
-- apply: one transaction changing `--actions` rows (each entry's importance), two ways:
-  memtui's batched commit (COPY into a temporary table, one UPDATE … FROM, the outbox by COPY,
-  ledger and before-images included) against the Go system's way, one `UPDATE … WHERE id AND
-  version` round trip per row (plus its outbox inserts) in one transaction.
+- apply: one transaction changing `--actions` rows (each entry's importance): memtui's whole
+  commit (hashes, ledger images, before-images, outbox); then the same row and outbox writes
+  two ways on fresh rows, the Go system's (one `UPDATE … WHERE id AND version` round trip per
+  row plus its outbox inserts) against memtui's batching (COPY into a temporary table, one
+  `UPDATE … FROM`, the outbox by COPY).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -88,6 +90,42 @@ def go_way(dsn: str, changes: list[Change]) -> None:
         conn.commit()
 
 
+def batched_way(dsn: str, changes: list[Change]) -> None:
+    """The same writes as `go_way`, batched as memtui writes: COPY into a temporary table, one
+    UPDATE … FROM guarded by the versions, the outbox by COPY."""
+    with psycopg.connect(dsn) as conn, conn.cursor() as cur:
+        ids = sorted(int(c.id) for c in changes)
+        cur.execute(
+            "SELECT id, version FROM long_term_memory WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
+            [ids],
+        )
+        cur.execute(
+            "CREATE TEMPORARY TABLE stage (id INT, importance FLOAT8, old_version BIGINT) "
+            "ON COMMIT DROP"
+        )
+        with cur.copy("COPY stage FROM STDIN") as out:
+            for change in changes:
+                assert change.after is not None and change.before is not None
+                out.write_row([int(change.id), change.after.importance, change.before.version])
+        cur.execute(
+            "UPDATE long_term_memory AS t SET importance = s.importance, version = t.version + 1, "
+            "updated_at = NOW() FROM stage AS s WHERE t.id = s.id AND t.version = s.old_version"
+        )
+        assert cur.rowcount == len(changes)
+        columns = "event_id, aggregate_id, user_id, aggregate_version, event_type, target, payload"
+        with cur.copy(f"COPY memory_outbox ({columns}) FROM STDIN") as out:
+            for change in changes:
+                assert change.before is not None
+                for kind, target in (
+                    ("upsert_memory_vector", "milvus"),
+                    ("upsert_memory_graph_node", "neo4j"),
+                ):
+                    version = (change.before.version or 0) + 1
+                    event = [str(uuid.uuid4()), int(change.id), "u", version, kind, target]
+                    out.write_row([*event, Jsonb({})])
+        conn.commit()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=100_000)
@@ -105,17 +143,21 @@ def main() -> None:
         timed("changed_on_disk (the TUI's poll)", store.changed_on_disk)
 
         memories = store.memories()
-        first = memories[: args.actions]
-        second = memories[args.actions : 2 * args.actions]
-        batched = [Change(m, m.with_(importance=m.importance * 0.9, updated_at=NOW)) for m in first]
-        per_row = [Change(m, m.with_(importance=m.importance * 0.9)) for m in second]
+        n = args.actions
+        full, per_row, batched = (memories[k * n : (k + 1) * n] for k in range(3))
+        changes = [Change(m, m.with_(importance=m.importance * 0.9, updated_at=NOW)) for m in full]
         timed(
-            f"apply {len(batched):,} changes: memtui batched, one transaction",
-            lambda: store.commit(batched, actor="plan", kind="plan", reason="bench", now=NOW),
+            f"apply {n:,}: memtui's commit (ledger, backups, hashes, outbox)",
+            lambda: store.commit(changes, actor="plan", kind="plan", reason="bench", now=NOW),
+        )
+        print(f"  the same row + outbox writes, {n:,} rows, one transaction each way:")
+        timed(
+            "    one UPDATE + 2 outbox INSERTs per row (the Go system's way)",
+            lambda: go_way(dsn, [Change(m, m.with_(importance=0.1)) for m in per_row]),
         )
         timed(
-            f"apply {len(per_row):,} changes: one UPDATE per row, one transaction",
-            lambda: go_way(dsn, per_row),
+            "    batched: COPY, one UPDATE … FROM, outbox by COPY (memtui's way)",
+            lambda: batched_way(dsn, [Change(m, m.with_(importance=0.1)) for m in batched]),
         )
         store.close()
 

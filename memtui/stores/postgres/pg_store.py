@@ -61,6 +61,7 @@ class PgStore:
         self._memories: dict[str, Memory] = {}
         self._stamp: Stamp = (0, 0, 0, 0)
         self._tx_cache: list[Transaction] | None = None
+        self._pending: dict[str, Memory] = {}  # entries as the commit in progress writes them
         self.reload()
 
     @classmethod
@@ -297,6 +298,7 @@ class PgStore:
         if len(set(ids)) != len(ids):
             raise ValueError("a transaction touches each memory once")
         conn = self._connection()
+        self._pending = {}
         try:
             with conn.transaction():
                 tx, written, renumber = self._commit_in(
@@ -370,13 +372,14 @@ class PgStore:
             side = Side.of(after)
             side_rows.append((int(row["id"]), side))
             stored = rows.to_memory(row, side).with_(superseded_by=after.superseded_by)
-            was = (
-                rows.to_memory(base, sides.get(base["id"])).with_(
-                    superseded_by=before.superseded_by if before else None
-                )
-                if base is not None
-                else None
-            )
+            if before is not None and base is not None and base["version"] == before.version:
+                was: Memory | None = before  # the row is what memtui loaded
+            elif base is not None:
+                was = rows.to_memory(base, sides.get(base["id"]))
+                was = was.with_(superseded_by=before.superseded_by if before else None)
+            else:
+                was = None
+            self._pending[stored.id] = stored
             images.append(
                 ChangeImage(
                     stored.id,
@@ -547,10 +550,10 @@ class PgStore:
         self._stamp = (count, top, versions, tx.id)
         changed = []
         for image in tx.changes:
-            after = image.after_memory()
-            if after is not None:
-                self._memories[image.id] = after
-                changed.append(after)
+            after = self._pending[image.id]
+            self._memories[image.id] = after
+            changed.append(after)
+        self._pending = {}
         _link_successors(self._memories, changed)
         if self._tx_cache is not None:
             self._tx_cache.append(tx)
