@@ -231,6 +231,14 @@ def cmd_backups(args: argparse.Namespace, svc: Service) -> int:
     return 0
 
 
+def cmd_backup(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    dest = Path(args.dest).expanduser()
+    count = svc.copy_table(store, dest)
+    print(f"copied {count} rows of {store.path} to {dest} (Go records, JSON Lines)")
+    return 0
+
+
 def cmd_rollback(args: argparse.Namespace, svc: Service) -> int:
     store = svc.open(args.store)
     tx = svc.rollback(store, args.backup)
@@ -369,6 +377,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("backups", cmd_backups, "the rolling backups kept beside the store")
     p.add_argument("store", metavar="STORE")
+
+    p = command("backup", cmd_backup, "copy a PostgreSQL store's table to a file", json_flag=False)
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("dest", metavar="DEST")
 
     p = command("rollback", cmd_rollback, "make the store what a backup holds (undoable)")
     p.add_argument("store", metavar="STORE")

@@ -254,6 +254,17 @@ class Service:
     def backups(self, store: Store) -> list[Backup]:
         return store.backups()
 
+    def copy_table(self, store: Store, dest: Path) -> int:
+        """A PostgreSQL store's whole table to a JSON Lines file (the Go records); file stores
+        keep whole-file backups already."""
+        dump = getattr(store, "dump", None)
+        if store.format_name != "postgres" or dump is None:
+            raise MemtuiError(
+                f"{store.path} is a file store: its backups are whole files already "
+                "(see `memtui backups`)"
+            )
+        return int(dump(dest))
+
     # -- profiles, similarity, decay ----------------------------------------------------------
 
     def profile(self, store: Store, name: str | None = None) -> Profile:

@@ -19,7 +19,7 @@ from memtui.service import EntryEdit, Service
 from memtui.stores.postgres import INSTALL_HINT
 from memtui.stores.postgres.content_hash import content_hash
 from tests.conftest import CliResult
-from tests.pg_agent import insert, rows, tombstone
+from tests.pg_agent import insert, rows, tombstone, update
 from tests.pg_server import PgServer, pg_dsn, pg_server  # noqa: F401
 
 
@@ -41,10 +41,9 @@ def _seed(dsn: str) -> dict[str, int]:
             "gone": insert(conn, "deleted by the agent", user_id="u2"),
         }
         ids["new"] = insert(conn, "replaces the old one", supersedes=[ids["legacy"]])
-        conn.execute(
-            "UPDATE long_term_memory SET superseded = TRUE, superseded_at = NOW() WHERE id = %s",
-            [ids["legacy"]],
-        )
+        now = conn.execute("SELECT NOW()::timestamp").fetchone()
+        assert now is not None
+        update(conn, ids["legacy"], superseded=True, superseded_at=now[0])
         tombstone(conn, ids["gone"])
     return ids
 
@@ -263,3 +262,29 @@ def test_bad_locations_are_one_line(cli: Callable[..., CliResult]) -> None:
     assert result.code == 1 and "unknown option 'tabel'" in result.err
     with pytest.raises(MemtuiError, match="not a table name"):
         Service().open("postgresql://a@127.0.0.1:1/db#table=x;drop")
+
+
+def test_backup_copies_the_whole_table_to_a_file_memtui_opens(
+    pg_dsn: str,  # noqa: F811
+    cli: Callable[..., CliResult],
+    tmp_path: Path,
+) -> None:
+    _seed(pg_dsn)
+    dest = tmp_path / "copy.jsonl"
+    done = cli("backup", pg_dsn + "#user=u2", dest)  # one user open, the whole table copied
+    assert done.code == 0, done.err
+    assert "copied 5 rows" in done.out
+    lines = [json.loads(line) for line in dest.read_text().splitlines()]
+    table = rows(pg_dsn)
+    assert [r["memory_id"] for r in lines] == sorted(table)
+    for record in lines:
+        assert record["content_hash"] == table[record["memory_id"]]["content_hash"]
+        assert content_hash(record) == record["content_hash"]
+    copy = Service().open(dest)
+    live = Service().open(pg_dsn)
+    assert copy.format_name == "longterm"
+    assert {m.id: (m.content, m.status) for m in copy.memories()} == {
+        m.id: (m.content, m.status) for m in live.memories()
+    }
+    again = cli("backup", pg_dsn, dest)
+    assert again.code == 1 and "exists" in again.err

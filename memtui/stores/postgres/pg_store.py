@@ -11,7 +11,9 @@ committed together or not at all.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -250,6 +252,43 @@ class PgStore:
             name = f"{at.astimezone(UTC):%Y%m%dT%H%M%S%f}Z-tx{tx_id}"
             out.append(Backup(name, Path(name), at.astimezone(UTC), int(tx_id), int(size or 0)))
         return out
+
+    def dump(self, dest: Path) -> int:
+        """The whole table (every user, tombstones too) as the Go system's `MemoryRecord` JSON
+        Lines, which memtui opens as a longterm store; returns the number of rows. Written to a
+        temporary file beside `dest`, then renamed over it."""
+        if dest.exists():
+            raise MemtuiError(f"{dest}: exists; choose a new file for the copy")
+        tmp = dest.with_name(f".{dest.name}.memtui-tmp-{os.getpid()}")
+        conn = self._connection()
+        count = 0
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as out, conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                query = sql.SQL("SELECT {} FROM {} ORDER BY id").format(
+                    sql.SQL(", ").join(map(sql.Identifier, COLUMNS)), self._ident()
+                )
+                with conn.cursor(name="memtui_dump") as stream:
+                    stream.execute(query)
+                    while batch := stream.fetchmany(_FETCH):
+                        out.write(
+                            b"".join(
+                                orjson.dumps(rows.record(rows.image(v))) + b"\n" for v in batch
+                            )
+                        )
+                        count += len(batch)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, dest)
+        except psycopg.Error as e:
+            raise MemtuiError(f"{self.path}: cannot copy the table: {self._why(e)}") from None
+        except OSError as e:
+            raise MemtuiError(f"{dest}: cannot write it ({e.strerror})") from None
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        return count
 
     def _find_backup(self, name: str) -> Backup:
         backups = self.backups()
