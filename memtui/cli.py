@@ -294,8 +294,16 @@ def cmd_locate(args: argparse.Namespace, svc: Service) -> int:
 
 
 def _run_tui(store: str | None, svc: Service) -> int:
+    shown = svc.shown_location(store) if store else None
+    if store and store.lower().startswith(("postgresql://", "postgres://")):
+        # until the UI opens stores through the service (memtui/tui/app.py), it would read the
+        # URL as a file name and show it, password and all
+        raise MemtuiError(
+            f"the terminal UI does not open PostgreSQL stores yet; use the commands: "
+            f"`memtui list {shown}`, `memtui plan {shown}`, `memtui apply …`"
+        )
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        target = store or "STORE"
+        target = shown or "STORE"
         print(
             f"memtui: not a terminal, so no UI; run `memtui {target}` in a terminal, "
             f"or use `memtui stats {target}` and `memtui list {target}`",

@@ -132,6 +132,14 @@ class Service:
             return cast(Store, open_postgres_store(str(location), self.settings.keep_backups))
         return Store.open(location, self.settings.keep_backups)
 
+    def shown_location(self, location: str) -> str:
+        """A store location as messages may show it: a database URL without its password."""
+        if is_postgres_location(location):
+            from memtui.stores.postgres.location import PgLocation
+
+            return str(PgLocation.parse(location).display)
+        return location
+
     def demo(
         self, path: Path | None = None, *, size: int | None, seed: int | None, fresh: bool
     ) -> Store:

@@ -288,3 +288,13 @@ def test_backup_copies_the_whole_table_to_a_file_memtui_opens(
     }
     again = cli("backup", pg_dsn, dest)
     assert again.code == 1 and "exists" in again.err
+
+
+def test_the_ui_declines_a_database_url_without_showing_its_password(
+    cli: Callable[..., CliResult],
+) -> None:
+    result = cli("postgresql://agent:hunter2@127.0.0.1:1/memory")
+    assert result.code == 1
+    assert "does not open PostgreSQL stores yet" in result.err
+    assert "memtui list postgresql://agent@127.0.0.1:1/memory" in result.err
+    assert "hunter2" not in result.out + result.err
