@@ -119,7 +119,7 @@ def cmd_show(args: argparse.Namespace, svc: Service) -> int:
             last = touching[-1]
             raise MemtuiError(
                 f"{args.id} is no longer in {store.path}: transaction {last.id} ({last.kind}) "
-                f"removed it; `memtui history {args.store}` shows it, `memtui undo` restores it"
+                f"removed it; `memtui history {store.path}` shows it, `memtui undo` restores it"
             )
         memory = store.get(args.id)
     undone = store.undone()
@@ -172,7 +172,7 @@ def cmd_edit(args: argparse.Namespace, svc: Service) -> int:
     if store.format_name == "pi" and status is not None and status is not Status.ACTIVE:
         note = " (pi keeps only active entries: it left the file; the ledger keeps it)"
     print(f"edited {one_line(args.id)} in transaction {tx.id}{note}")
-    print(f"undo with: memtui undo {args.store} {tx.id}")
+    print(f"undo with: memtui undo {store.path} {tx.id}")
     return 0
 
 
@@ -210,7 +210,7 @@ def cmd_undo(args: argparse.Namespace, svc: Service) -> int:
     print(
         f"undid transaction {tx.undoes} as transaction {tx.id}: {entries(len(tx.changes))} restored"
     )
-    print(f"redo with: memtui undo {args.store} {tx.id}")
+    print(f"redo with: memtui undo {store.path} {tx.id}")
     return 0
 
 
@@ -227,6 +227,14 @@ def cmd_backups(args: argparse.Namespace, svc: Service) -> int:
     return 0
 
 
+def cmd_backup(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    dest = Path(args.dest).expanduser()
+    count = svc.copy_table(store, dest)
+    print(f"copied {count} rows of {store.path} to {dest} (Go records, JSON Lines)")
+    return 0
+
+
 def cmd_rollback(args: argparse.Namespace, svc: Service) -> int:
     store = svc.open(args.store)
     tx = svc.rollback(store, args.backup)
@@ -237,7 +245,7 @@ def cmd_rollback(args: argparse.Namespace, svc: Service) -> int:
         f"rolled back to {tx.details['backup']} in transaction {tx.id}: "
         f"{len(tx.changes)} entries changed"
     )
-    print(f"undo with: memtui undo {args.store} {tx.id}")
+    print(f"undo with: memtui undo {store.path} {tx.id}")
     return 0
 
 
@@ -303,8 +311,9 @@ def cmd_locate(args: argparse.Namespace, svc: Service) -> int:
 
 
 def _run_tui(store: str | None, svc: Service) -> int:
+    shown = svc.shown_location(store) if store else None
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        target = store or "STORE"
+        target = shown or "STORE"
         print(
             f"memtui: not a terminal, so no UI; run `memtui {target}` in a terminal, "
             f"or use `memtui stats {target}` and `memtui list {target}`",
@@ -386,6 +395,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("backups", cmd_backups, "the rolling backups kept beside the store")
     p.add_argument("store", metavar="STORE")
+
+    p = command("backup", cmd_backup, "copy a PostgreSQL store's table to a file", json_flag=False)
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("dest", metavar="DEST")
 
     p = command("rollback", cmd_rollback, "make the store what a backup holds (undoable)")
     p.add_argument("store", metavar="STORE")

@@ -81,7 +81,7 @@ def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
         mark = "?" if action.needs_decision else " "
         print(f"{mark}{action.id:>6} {action.kind:<9} {one_line(action.reason)}")
     if args.out:
-        print(f"plan written to {args.out}; apply it with: memtui apply {args.store} {args.out}")
+        print(f"plan written to {args.out}; apply it with: memtui apply {plan.store} {args.out}")
     return 0
 
 
@@ -115,7 +115,7 @@ def cmd_apply(args: argparse.Namespace, svc: Service) -> int:
         f"applied {len(approved)} actions ({what}) in transaction {tx.id}: "
         f"{before} entries → {after}"
     )
-    print(f"undo with: memtui undo {args.store} {tx.id}")
+    print(f"undo with: memtui undo {store.path} {tx.id}")
     return 0
 
 
@@ -134,7 +134,7 @@ def cmd_merge(args: argparse.Namespace, svc: Service) -> int:
     print(f"merged {entries(len(args.ids))} into {tx.details['merged']} (transaction {tx.id})")
     if merged is not None:
         print(f"  {one_line(merged.content)}")
-    print(f"undo with: memtui undo {args.store} {tx.id}")
+    print(f"undo with: memtui undo {store.path} {tx.id}")
     return 0
 
 
@@ -142,7 +142,7 @@ def cmd_supersede(args: argparse.Namespace, svc: Service) -> int:
     store = svc.open(args.store)
     tx = svc.supersede(store, args.old, args.new, args.reason or "")
     print(f"{args.new} now supersedes {args.old} (transaction {tx.id})")
-    print(f"undo with: memtui undo {args.store} {tx.id}")
+    print(f"undo with: memtui undo {store.path} {tx.id}")
     return 0
 
 
@@ -150,7 +150,7 @@ def cmd_restore(args: argparse.Namespace, svc: Service) -> int:
     store = svc.open(args.store)
     tx = svc.restore(store, args.id)
     print(f"{tx.reason} (transaction {tx.id})")
-    print(f"undo with: memtui undo {args.store} {tx.id}")
+    print(f"undo with: memtui undo {store.path} {tx.id}")
     return 0
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from memtui import curate, locations
 from memtui.config import (
@@ -58,6 +58,7 @@ from memtui.stores.doctor import repair
 from memtui.stores.files import read_bytes
 from memtui.stores.labels import Label, LabelFile, make_label
 from memtui.stores.pi_format import PI_CONTENT_CAP
+from memtui.stores.postgres import is_postgres_location, open_postgres_store
 from memtui.stores.transfer import ExportReport
 from memtui.times import parse_iso
 
@@ -159,6 +160,9 @@ class Service:
     # -- stores -------------------------------------------------------------------------------
 
     def open(self, location: str | Path, *, warn: bool = True) -> Store:
+        if is_postgres_location(location):
+            # PgStore answers everything the service and the TUI ask a Store
+            return cast(Store, open_postgres_store(str(location), self.settings.keep_backups))
         store = Store.open(location, self.settings.keep_backups)
         if warn:
             self._opened.append(store)
@@ -191,6 +195,8 @@ class Service:
         the argument, else $MEMTUI_STORE, else the configured default, else pi's store if it
         exists, else memtui's own default store (created empty)."""
         chosen = store or os.environ.get("MEMTUI_STORE") or self.settings.default_store
+        if chosen and is_postgres_location(chosen):
+            return chosen, None
         if chosen:
             return str(Path(chosen).expanduser()), None
         pi = locations.pi_store()
@@ -204,6 +210,14 @@ class Service:
             )
         hint = "Your memtui store is empty. Run `memtui demo` to explore a realistic one."
         return str(native), hint
+
+    def shown_location(self, location: str) -> str:
+        """A store location as messages may show it: a database URL without its password."""
+        if is_postgres_location(location):
+            from memtui.stores.postgres.location import PgLocation
+
+            return str(PgLocation.parse(location).display)
+        return location
 
     def demo(
         self, path: Path | None = None, *, size: int | None, seed: int | None, fresh: bool
@@ -326,15 +340,26 @@ class Service:
     def backups(self, store: Store) -> list[Backup]:
         return store.backups()
 
+    def copy_table(self, store: Store, dest: Path) -> int:
+        """A PostgreSQL store's whole table to a JSON Lines file (the Go records); file stores
+        keep whole-file backups already."""
+        dump = getattr(store, "dump", None)
+        if store.format_name != "postgres" or dump is None:
+            raise MemtuiError(
+                f"{store.path} is a file store: its backups are whole files already "
+                "(see `memtui backups`)"
+            )
+        return int(dump(dest))
+
     # -- profiles, similarity, decay ----------------------------------------------------------
 
     def profile(self, store: Store, name: str | None = None) -> Profile:
         """The store's profile (or `name`) with the settings' `[profiles.NAME]` overrides: the
         same resolution for every command and screen."""
-        return resolve_profile(self.settings, store.format_name, name)
+        return resolve_profile(self.settings, _profile_format(store), name)
 
     def default_profile_name(self, store: Store) -> str:
-        return profile_for_format(store.format_name)
+        return profile_for_format(_profile_format(store))
 
     def clusters(
         self, memories: Sequence[Memory], method: str, threshold: float, profile: Profile
@@ -565,6 +590,11 @@ class Calibration:
                 "config": self.config_lines(),
             },
         }
+
+
+def _profile_format(store: Store) -> str:
+    """The format whose profile a store plans with (the Go system's table as its export)."""
+    return "longterm" if store.format_name == "postgres" else store.format_name
 
 
 def plan_summary(plan: Plan) -> str:

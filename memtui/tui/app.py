@@ -95,6 +95,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
         self.store_path = store_path
         self.settings = settings or Settings()
         self.service = service or Service(self.settings, clock=self.now)
+        self.shown_location = self.service.shown_location(store_path)  # never a password
         self.fixed_now = now
         self.watch_interval = watch_interval
         self.config_path = config_path
@@ -235,7 +236,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
         for problem in self.theme_problems:
             self.notify(problem, title="Theme", severity="warning")
         self.theme_changed_signal.subscribe(self, self._theme_changed)
-        self.sub_title = self.store_path
+        self.sub_title = self.shown_location
         if self.watch_interval > 0:
             self.set_interval(self.watch_interval, self.check_outside)
 
@@ -253,7 +254,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
         try:
             store = self.service.open(self.store_path)
         except MemtuiError as e:
-            self.post_message(StoreFailed(self.store_path, str(e)))
+            self.post_message(StoreFailed(self.shown_location, str(e)))
             return
         memories = store.memories()
         self.post_message(StoreReady(store, memories, reloaded))
@@ -798,7 +799,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
             text.append(" changed on disk: ctrl+r reloads ", style="bold reverse")
             text.append(" ")
         store = self.store
-        path = Path(self.store_path) if store is None else store.path
+        path = Path(self.shown_location if store is None else str(store.path))
         shown_path = one_line(str(path) if brief == 0 else path.name)
         if store is None:
             text.append(shown_path, style="dim")
@@ -910,7 +911,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield Input(placeholder="filter: content, tags, id, category", id="filter")
-                yield Static(Text(f"opening {app.store_path} …"), id="message")
+                yield Static(Text(f"opening {app.shown_location} …"), id="message")
                 yield MemoryTable(app.model, id="table")
             yield DetailPane(id="detail")
         yield Static(id="status")

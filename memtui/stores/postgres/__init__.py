@@ -1,0 +1,27 @@
+"""The Go system's PostgreSQL store (`postgresql://…`): needs the `postgres` extra (psycopg)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memtui.errors import MemtuiError
+from memtui.stores.backups import DEFAULT_KEEP
+from memtui.stores.postgres.location import is_postgres_location
+
+if TYPE_CHECKING:
+    from memtui.stores.postgres.pg_store import PgStore
+
+INSTALL_HINT = 'PostgreSQL stores need psycopg: pip install "memtui[postgres]"'
+
+
+def open_postgres_store(location: str, keep_backups: int = DEFAULT_KEEP) -> PgStore:
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        raise MemtuiError(INSTALL_HINT) from None
+    from memtui.stores.postgres.pg_store import PgStore
+
+    return PgStore.open(location, keep_backups)
+
+
+__all__ = ["INSTALL_HINT", "is_postgres_location", "open_postgres_store"]
