@@ -13,6 +13,7 @@ import pytest
 from textual.pilot import Pilot
 
 from memtui.config import Settings, load_settings, load_user_settings, resolve_profile, save_setting
+from memtui.engine.profiles import get_profile
 from memtui.errors import MemtuiError
 from memtui.tui import make_app
 from memtui.tui.clusters_screen import ClustersScreen
@@ -248,7 +249,7 @@ def test_resolve_profile_applies_the_overrides_of_the_chosen_profile() -> None:
     pi = resolve_profile(settings, "pi")
     assert (pi.name, pi.merge_threshold, pi.cluster_max) == ("pi", 0.5, 4)
     assert resolve_profile(settings, "native").name == "default"
-    assert resolve_profile(settings, "native").merge_threshold == 0.80
+    assert resolve_profile(settings, "native") == get_profile("default")  # no override for it
     assert resolve_profile(settings, "native", "pi").merge_threshold == 0.5
     with pytest.raises(MemtuiError, match="unknown profile 'nope'"):
         resolve_profile(settings, "pi", "nope")
