@@ -97,15 +97,7 @@ __all__ = [
 def clock_from_env() -> datetime:
     """The clock, or `$MEMTUI_NOW` (RFC 3339) for reproducible runs."""
     fixed = os.environ.get("MEMTUI_NOW")
-    if fixed:
-        try:
-            when = parse_iso(fixed)
-        except ValueError:
-            when = None
-        if when is None:
-            raise MemtuiError(f"MEMTUI_NOW={fixed!r} is not an RFC 3339 time")
-        return when
-    return datetime.now(UTC)
+    return parse_time(fixed, "MEMTUI_NOW") if fixed else datetime.now(UTC)
 
 
 def parse_time(text: str, what: str) -> datetime:

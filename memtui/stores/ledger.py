@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from memtui.errors import StoreFormatError
+from memtui.errors import MemtuiError, NotFoundError, StoreFormatError
 from memtui.jsonout import dumps
 from memtui.model import Memory
 from memtui.stores.files import atomic_write
@@ -189,6 +189,29 @@ def read_journal(entries: list[Any]) -> tuple[list[Transaction], list[str]]:
         except LedgerEntryError as e:
             problems.append(f"journal entry {number} is damaged ({e})")
     return txs, problems
+
+
+def undo_target(transactions: list[Transaction], tx_id: int | None, where: object) -> Transaction:
+    """The transaction an undo reverts: `tx_id`, or the newest one not undone (and not itself
+    an undo); a one-line error when there is none, it is undone already, or it changed nothing."""
+    undone = undone_ids(transactions)
+    if tx_id is None:
+        candidates = [
+            t for t in transactions if t.id not in undone and t.undoes is None and t.changes
+        ]
+        if not candidates:
+            raise NotFoundError(f"{where}: nothing to undo")
+        return candidates[-1]
+    target = next((t for t in transactions if t.id == tx_id), None)
+    if target is None:
+        raise NotFoundError(f"{where}: no transaction {tx_id} in the ledger")
+    if target.id in undone:
+        raise MemtuiError(
+            f"transaction {target.id} is already undone (by transaction {undone[target.id]})"
+        )
+    if not target.changes:
+        raise MemtuiError(f"transaction {target.id} ({target.kind}) changed no entries")
+    return target
 
 
 def undone_ids(transactions: list[Transaction]) -> dict[int, int]:

@@ -36,6 +36,7 @@ from memtui.stores.ledger import (
     SidecarLedger,
     Transaction,
     read_journal,
+    undo_target,
     undone_ids,
 )
 from memtui.stores.pi_format import file_header, reverted_header, with_file_header
@@ -444,22 +445,7 @@ class Store:
     ) -> Transaction:
         """Revert a transaction (default: the newest one not undone) as a new transaction."""
         self._refuse_when_unusable()
-        txs = self.transactions()
-        undone = undone_ids(txs)
-        if tx_id is None:
-            candidates = [t for t in txs if t.id not in undone and t.undoes is None and t.changes]
-            if not candidates:
-                raise NotFoundError(f"{self.path}: nothing to undo")
-            target = candidates[-1]
-        else:
-            target = self.transaction(tx_id)
-            if target.id in undone:
-                by = undone[target.id]
-                raise MemtuiError(
-                    f"transaction {target.id} is already undone (by transaction {by})"
-                )
-            if not target.changes:
-                raise MemtuiError(f"transaction {target.id} ({target.kind}) changed no entries")
+        target = undo_target(self.transactions(), tx_id, self.path)
         changes = [
             Change(c.after_memory(), c.before_memory(), c.before_raw, c.position)
             for c in target.changes

@@ -27,7 +27,7 @@ from psycopg.types.json import Jsonb, set_json_dumps, set_json_loads
 from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormatError
 from memtui.model import Memory, Status
 from memtui.stores.backups import DEFAULT_KEEP, Backup
-from memtui.stores.ledger import ChangeImage, Transaction, undone_ids
+from memtui.stores.ledger import ChangeImage, Transaction, undo_target, undone_ids
 from memtui.stores.postgres import rows, schema
 from memtui.stores.postgres.location import PgLocation, PgPath
 from memtui.stores.postgres.rows import COLUMNS, Row, Side
@@ -604,20 +604,7 @@ class PgStore:
     ) -> Transaction:
         """Revert a transaction (default: the newest one not undone) as a new transaction:
         every row it touched gets its columns back; versions move forward."""
-        txs = self.transactions()
-        undone = undone_ids(txs)
-        if tx_id is None:
-            candidates = [t for t in txs if t.id not in undone and t.undoes is None and t.changes]
-            if not candidates:
-                raise NotFoundError(f"{self.path}: nothing to undo")
-            target = candidates[-1]
-        else:
-            target = self.transaction(tx_id)
-            if target.id in undone:
-                by = undone[target.id]
-                raise MemtuiError(
-                    f"transaction {target.id} is already undone (by transaction {by})"
-                )
+        target = undo_target(self.transactions(), tx_id, self.path)
         changes = [
             Change(c.after_memory(), c.before_memory(), c.before_raw) for c in target.changes
         ]
