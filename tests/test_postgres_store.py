@@ -301,8 +301,11 @@ async def test_the_ui_opens_a_database_url_and_never_shows_its_password(
     ids = _seed(dsn)
     app = make_app(dsn, watch_interval=0)
     async with app.run_test(size=(140, 40)) as pilot:
-        await pilot.pause()
-        await app.workers.wait_for_complete()
+        for _ in range(500):  # until the store has loaded (bounded: a busy machine is slow)
+            await pilot.pause(0.02)
+            await app.workers.wait_for_complete()
+            if app.store is not None and app.model.view:
+                break
         await pilot.pause()
         table = app.screen.query_one(MemoryTable)
         shown = {table.model.memory_at(r).id for r in range(len(table.model.view))}  # type: ignore[union-attr]
