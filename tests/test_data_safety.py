@@ -228,3 +228,15 @@ def test_every_change_memtui_makes_moves_a_longterm_version_forward(
     restored = _versions(path)
     assert cli("undo", path).code == 0  # undo brings the content back, never the old version
     assert _versions(path)[merged.id] == restored[merged.id] + 1
+
+
+def test_undo_redo_undo_on_a_longterm_store(fixture_copy: Callable[[str], Path], cli: Cli) -> None:
+    path = fixture_copy("items.jsonl")
+    original = open_store(str(path)).get("3").content
+    assert cli("edit", path, "3", "--content", "two cups a day").code == 0
+    assert cli("undo", path).code == 0  # 2 undoes 1
+    assert cli("undo", path, "2").code == 0  # 3 redoes the edit
+    assert open_store(str(path)).get("3").content == "two cups a day"
+    result = cli("undo", path)  # the edit again, though its images hold older versions
+    assert result.code == 0, result.err
+    assert open_store(str(path)).get("3").content == original

@@ -430,7 +430,13 @@ class Store:
             )
 
     def _check_unchanged(self, changes: Iterable[Change], base: Document) -> None:
-        stale = [c.id for c in changes if base.memories.get(c.id) != self.visible(c.before)]
+        # the version counter is not compared: memtui moves it forward itself on every change
+        # (so an undo's images hold older versions), and the agent's real edits change more
+        stale = [
+            c.id
+            for c in changes
+            if _unversioned(base.memories.get(c.id)) != _unversioned(self.visible(c.before))
+        ]
         if stale:
             shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
             raise ConflictError(
@@ -508,6 +514,10 @@ def _other_file(owner: str, path: Path) -> bool:
         return not os.path.samefile(owner, path)
     except OSError:
         return False
+
+
+def _unversioned(memory: Memory | None) -> Memory | None:
+    return memory.with_(version=None) if memory is not None else None
 
 
 def _header_images(
