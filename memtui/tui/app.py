@@ -58,7 +58,7 @@ from memtui.tui.screens import (
 )
 from memtui.tui.table_model import COLUMNS, QuickFilters, TableModel, build_haystack
 from memtui.tui.themes import DEFAULT_THEME, load_themes
-from memtui.views import shorten
+from memtui.views import entries, shorten
 
 
 class MemtuiApp(GuardedHandlers, App[None]):
@@ -806,7 +806,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
             body,
             job,
             lambda t: f"{verb} done: transaction {t.id} reverts #{tx.id}.",
-            working=f"{verb.lower()}ing #{tx.id} ({len(tx.changes):,} entries)",
+            working=f"{verb.lower()}ing #{tx.id} ({entries(len(tx.changes))})",
         )
 
     def request_rollback(self, backup: Backup) -> None:
