@@ -149,7 +149,8 @@ class DecayScreen(GuardedHandlers, Screen[None]):
     DecayScreen #store { height: 1fr; border-top: solid $panel; }
     DecayScreen #bins { width: 2fr; padding: 0 1; }
     DecayScreen #going { width: 3fr; border-left: solid $panel; padding: 0 1; }
-    DecayScreen #going-list { height: 1fr; border: none; padding: 0; }
+    DecayScreen #going-list { height: 1fr; border: none; padding: 0; text-wrap: nowrap;
+        text-overflow: ellipsis; }
     DecayScreen #going-title { height: auto; }
     """
 
@@ -222,7 +223,11 @@ class DecayScreen(GuardedHandlers, Screen[None]):
             f"days until importance falls below {line:g} ({self.decay.name})\n",
             style="bold",
         )
-        self.query_one("#bins-body", Static).update(Group(title, histogram(result.bins, 46, "red")))
+        # the bars fit the pane (its scrollbar and padding aside)
+        width = min(46, max(16, self.query_one("#bins").size.width - 4))
+        self.query_one("#bins-body", Static).update(
+            Group(title, histogram(result.bins, width, "red"))
+        )
         title = Text(
             f"{len(result.going)} entries cross it within {result.horizon} days", style="bold"
         )
@@ -236,7 +241,6 @@ class DecayScreen(GuardedHandlers, Screen[None]):
         for day, memory in self.going:
             row = Text(f"{day:5.1f}d {decay.value_at(memory, self.now):.2f}  ", style="dim")
             row.append(shorten(one_line(memory.content), 70))
-            row.no_wrap, row.overflow = True, "ellipsis"
             options.append(Option(row))
         listed = self.query_one("#going-list", OptionList)
         listed.clear_options()

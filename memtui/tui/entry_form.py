@@ -150,11 +150,22 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
         yield Footer(compact=True, show_command_palette=False)
 
     def _hint(self) -> Text:
-        rules = "pi holds up to 500 characters and six types. " if self.pi else ""
-        return Text(
-            f"{rules}tab moves between fields; ctrl+s checks and asks before saving (with an "
-            "optional reason); the change is one transaction, u undoes it.",
+        text = Text()
+        memory = self.memory
+        if memory is not None:
+            created = memory.created_at.date().isoformat() if memory.created_at else "-"
+            text.append(
+                f"source {memory.source.value} · user {one_line(memory.user_id or '-')} · "
+                f"created {created} · {memory.access_count} uses\n",
+                style="bold",
+            )
+        if self.pi:
+            text.append("pi holds up to 500 characters and six types. ")
+        text.append(
+            "tab moves between fields; ctrl+s checks and asks before saving (with an optional "
+            "reason); the change is one transaction, u undoes it."
         )
+        return text
 
     def on_mount(self) -> None:
         rows = len(self.query_one("#fields").children) // 2
