@@ -207,6 +207,28 @@ async def test_a_new_memory_gets_its_user_and_u_removes_it(demo_copy: Path) -> N
         assert open_store(demo_copy).find(new.id) is None
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="store layer: undoing an older change after a newer one to the same entry was "
+    "undone is refused on a store with the Go system's `version` (Store.undo compares versions)",
+)
+async def test_u_twice_on_a_longterm_store_undoes_both_changes(
+    fixture_copy: Callable[[str], Path],
+) -> None:
+    path = fixture_copy("items.jsonl")
+    app = app_for(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        entry = highlighted(app)
+        await answer(app, pilot, "a", "y")  # archived
+        app.home.query_one(MemoryTable).cursor = app.model.position_of(entry.id) or 0
+        await answer(app, pilot, "a", "y")  # active again
+        await answer(app, pilot, "u", "y")
+        await answer(app, pilot, "u", "y")
+        assert not any("changed since" in n for n in notices(app)), notices(app)
+    assert [t.kind for t in open_store(path).history()[:2]] == ["undo", "undo"]
+
+
 # -- item 14: a commit in progress -------------------------------------------------------------
 
 
