@@ -245,15 +245,11 @@ class DecayScreen(GuardedHandlers, Screen[None]):
         listed = self.query_one("#going-list", OptionList)
         listed.clear_options()
         listed.add_options(options)
-        if options:
-            listed.highlighted = next(
-                (
-                    n
-                    for n, (_, m) in enumerate(self.going)
-                    if self.memory and m.id == self.memory.id
-                ),
-                0,
-            )
+        # the charted entry, if it is listed; no other row looks chosen
+        charted = self.memory.id if self.memory else None
+        listed.highlighted = next(
+            (n for n, (_, m) in enumerate(self.going) if m.id == charted), None
+        )
 
     @on(OptionList.OptionSelected, "#going-list")
     def _picked(self, event: OptionList.OptionSelected) -> None:
