@@ -1,9 +1,10 @@
-"""Snapshots of the main screens at a fixed size and clock, animations off
+"""Snapshots of every screen at 80x24 and 160x45 (and the themes), at a fixed clock, animations off
 (`pytest --snapshot-update` accepts new ones after a look at snapshot_report.html)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -36,48 +37,124 @@ async def settle(pilot: Pilot) -> None:
     await pilot.pause()
 
 
-def test_home(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(
-        make_app(demo, now=NOW, watch_interval=0), terminal_size=SIZE, run_before=settle
+# -- every screen at 80x24 and 160x45 ----------------------------------------------------------
+
+SIZES = {"80x24": (80, 24), "160x45": (160, 45)}
+
+
+def _mark_two_of_one_user(pilot: Pilot) -> None:
+    app = pilot.app
+    user = app.model.memory_at(0).user_id  # type: ignore[attr-defined,union-attr]
+    same = [m.id for m in app.model.memories if m.user_id == user and m.visible][:2]  # type: ignore[attr-defined]
+    app.model.marked = set(same)  # type: ignore[attr-defined]
+
+
+async def _open(pilot: Pilot, key: str) -> None:
+    await settle(pilot)
+    await pilot.press(key)
+    await settle(pilot)
+    await pilot.pause(0.2)
+
+
+async def home(pilot: Pilot) -> None:
+    await settle(pilot)
+
+
+async def detail(pilot: Pilot) -> None:
+    await settle(pilot)
+    await pilot.press("down", "down", "space", "up")
+    if pilot.app.size.width < 100:
+        await pilot.press("v")  # the pane is hidden at first on a narrow terminal
+    await pilot.pause(0.3)
+
+
+async def help_screen(pilot: Pilot) -> None:
+    await _open(pilot, "question_mark")
+
+
+async def quick_filters(pilot: Pilot) -> None:
+    await _open(pilot, "f")
+
+
+async def plan_review(pilot: Pilot) -> None:
+    await _open(pilot, "p")
+    await pilot.press("down", "down", "down")
+    await pilot.pause(0.2)
+
+
+async def clusters(pilot: Pilot) -> None:
+    await _open(pilot, "c")
+    await pilot.press("minus", "minus", "minus")
+    await settle(pilot)
+    await pilot.pause(0.2)
+
+
+async def merge(pilot: Pilot) -> None:
+    await settle(pilot)
+    _mark_two_of_one_user(pilot)
+    await pilot.press("m")
+    await pilot.pause(0.2)
+
+
+async def decay(pilot: Pilot) -> None:
+    await _open(pilot, "d")
+
+
+async def history(pilot: Pilot) -> None:
+    await merge(pilot)
+    await pilot.press("ctrl+s", "y")
+    await settle(pilot)
+    await pilot.pause(0.3)
+    await pilot.press("h")
+    await pilot.pause(0.3)
+
+
+async def lineage(pilot: Pilot) -> None:
+    await settle(pilot)
+    app = pilot.app
+    await pilot.press("full_stop")
+    chained = next(
+        m
+        for m in app.model.memories  # type: ignore[attr-defined]
+        if m.status is Status.SUPERSEDED and m.supersedes
     )
+    app.query_one(MemoryTable).cursor = app.model.position_of(chained.id)  # type: ignore[attr-defined]
+    await pilot.press("l")
+    await settle(pilot)
 
 
-def test_detail_of_a_marked_entry(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
+async def edit_form(pilot: Pilot) -> None:
+    await _open(pilot, "e")
+    for field in pilot.app.screen.query("TextArea, Input"):
+        field.cursor_blink = False  # type: ignore[attr-defined]
+    await pilot.pause()
+
+
+SCREENS: dict[str, Callable[[Pilot], Awaitable[None]]] = {
+    "home": home,
+    "detail": detail,
+    "help": help_screen,
+    "filter": quick_filters,
+    "plan-review": plan_review,
+    "clusters": clusters,
+    "merge": merge,
+    "decay": decay,
+    "history": history,
+    "lineage": lineage,
+    "edit-form": edit_form,
+}
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("screen", SCREENS)
+def test_screen(screen: str, size: str, demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
     async def run_before(pilot: Pilot) -> None:
-        await settle(pilot)
-        await pilot.press("down", "down", "space", "up")
+        await SCREENS[screen](pilot)
+        pilot.app.clear_notifications()  # they time out: a busy machine would change the picture
         await pilot.pause()
 
     assert snap_compare(
-        make_app(demo, now=NOW, watch_interval=0), terminal_size=SIZE, run_before=run_before
-    )
-
-
-def test_lineage(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def run_before(pilot: Pilot) -> None:
-        await settle(pilot)
-        app = pilot.app
-        await pilot.press("full_stop")
-        chained = next(
-            m
-            for m in app.model.memories  # type: ignore[attr-defined]
-            if m.status is Status.SUPERSEDED and m.supersedes
-        )
-        app.query_one(MemoryTable).cursor = app.model.position_of(chained.id)  # type: ignore[attr-defined]
-        await pilot.press("l")
-        await settle(pilot)
-
-    assert snap_compare(
-        make_app(demo, now=NOW, watch_interval=0), terminal_size=SIZE, run_before=run_before
-    )
-
-
-def test_help(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(
-        make_app(demo, now=NOW, watch_interval=0),
-        terminal_size=SIZE,
-        press=["question_mark"],
-        run_before=settle,
+        make_app(demo, now=NOW, watch_interval=0), terminal_size=SIZES[size], run_before=run_before
     )
 
 
@@ -94,105 +171,3 @@ def test_small_terminal_with_filter(demo: str, snap_compare) -> None:  # type: i
 def test_theme(theme: str, demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
     app = make_app(demo, Settings(theme=theme), now=NOW, watch_interval=0)
     assert snap_compare(app, terminal_size=SIZE, run_before=settle)
-
-
-async def _open(pilot: Pilot, key: str) -> None:
-    await settle(pilot)
-    await pilot.press(key)
-    await settle(pilot)
-    await pilot.pause(0.2)
-
-
-def test_merge_screen(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def run_before(pilot: Pilot) -> None:
-        await settle(pilot)
-        app = pilot.app
-        user = app.model.memory_at(0).user_id  # type: ignore[attr-defined,union-attr]
-        same = [m.id for m in app.model.memories if m.user_id == user and m.visible][:2]  # type: ignore[attr-defined]
-        app.model.marked = set(same)  # type: ignore[attr-defined]
-        await pilot.press("m")
-        await pilot.pause(0.2)
-
-    assert snap_compare(
-        make_app(demo, now=NOW, watch_interval=0), terminal_size=SIZE, run_before=run_before
-    )
-
-
-def test_plan_review(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def run_before(pilot: Pilot) -> None:
-        await _open(pilot, "p")
-        await pilot.press("down", "down", "down")
-        await pilot.pause(0.2)
-
-    assert snap_compare(
-        make_app(demo, now=NOW, watch_interval=0), terminal_size=SIZE, run_before=run_before
-    )
-
-
-def test_clusters(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def run_before(pilot: Pilot) -> None:
-        await _open(pilot, "c")
-        await pilot.press("minus", "minus", "minus")
-        await settle(pilot)
-        await pilot.pause(0.2)
-
-    assert snap_compare(
-        make_app(demo, now=NOW, watch_interval=0), terminal_size=SIZE, run_before=run_before
-    )
-
-
-def test_decay(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def run_before(pilot: Pilot) -> None:
-        await _open(pilot, "d")
-
-    assert snap_compare(
-        make_app(demo, now=NOW, watch_interval=0), terminal_size=SIZE, run_before=run_before
-    )
-
-
-def test_history(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def run_before(pilot: Pilot) -> None:
-        await settle(pilot)
-        app = pilot.app
-        user = app.model.memory_at(0).user_id  # type: ignore[attr-defined,union-attr]
-        same = [m.id for m in app.model.memories if m.user_id == user and m.visible][:2]  # type: ignore[attr-defined]
-        app.model.marked = set(same)  # type: ignore[attr-defined]
-        await pilot.press("m")
-        await pilot.pause(0.2)
-        await pilot.press("ctrl+s", "y")
-        await settle(pilot)
-        await pilot.press("h")
-        await pilot.pause(0.3)
-
-    assert snap_compare(
-        make_app(demo, now=NOW, watch_interval=0), terminal_size=SIZE, run_before=run_before
-    )
-
-
-SMALL = (80, 24)
-
-
-def test_home_80x24(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(
-        make_app(demo, now=NOW, watch_interval=0), terminal_size=SMALL, run_before=settle
-    )
-
-
-def test_help_80x24(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(
-        make_app(demo, now=NOW, watch_interval=0),
-        terminal_size=SMALL,
-        press=["question_mark"],
-        run_before=settle,
-    )
-
-
-def test_plan_review_80x24(demo: str, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def run_before(pilot: Pilot) -> None:
-        await _open(pilot, "p")
-        await pilot.press("down", "down")
-        await pilot.pause(0.2)
-
-    assert snap_compare(
-        make_app(demo, now=NOW, watch_interval=0), terminal_size=SMALL, run_before=run_before
-    )

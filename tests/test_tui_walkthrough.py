@@ -3,6 +3,7 @@ Each test drives the keys that showed the problem and asserts what the user now 
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from textual.widgets import Input, Tree
 
 from memtui import locations
 from memtui.curate import History
-from memtui.model import Status
+from memtui.model import Memory, Status
 from memtui.stores import open_store
 from memtui.tui import make_app
 from memtui.tui.app import HomeScreen, MemtuiApp
@@ -625,10 +626,11 @@ QUITTING = {"q", "ctrl+q", "ctrl+c", "ctrl+p"}  # the palette can run Quit too
 def every_key() -> list[str]:
     from memtui.tui.clusters_screen import ClustersScreen
     from memtui.tui.decay_screen import DecayScreen
+    from memtui.tui.entry_form import EntryFormScreen
     from memtui.tui.history_screen import HistoryScreen
     from memtui.tui.memory_table import MemoryTable
     from memtui.tui.plan_screen import PathScreen
-    from memtui.tui.screens import FilterScreen
+    from memtui.tui.screens import FilterScreen, ReasonConfirmScreen
 
     classes = (
         MemtuiApp,
@@ -641,7 +643,9 @@ def every_key() -> list[str]:
         ClustersScreen,
         DecayScreen,
         HistoryScreen,
+        EntryFormScreen,
         ConfirmScreen,
+        ReasonConfirmScreen,
         HelpScreen,
         FilterScreen,
     )
@@ -656,31 +660,98 @@ def every_key() -> list[str]:
     return sorted(keys - QUITTING)
 
 
-@pytest.mark.parametrize("seed", [11])
+def agrees_with_its_ledger(path: Path) -> None:
+    """Every entry a transaction touched is what the ledger says that transaction left (in the
+    store's own record where the format has one), and every entry it removed is gone."""
+    store = open_store(path)
+    history = History.of(store)
+    raws = store.document().raws
+    for ident, images in history.images.items():
+        image = images[-1][1]
+        current = store.find(ident)
+        kept = image.after is not None and (
+            store.format_name != "pi" or image.after["status"] == "active"
+        )
+        assert (current is not None) == kept, ident
+        if current is None:
+            continue
+        if image.after_raw is not None:
+            assert raws[ident] == image.after_raw, ident
+        else:
+            assert current == Memory.from_dict(image.after), ident  # type: ignore[arg-type]
+
+
+# runs of keys that end in a commit, mixed in now and then so that the keys make commits to
+# undo (from whatever screen is on top when they start)
+COMMITTING = (
+    ("x", "y"),
+    ("a", "y"),
+    ("u", "y"),
+    ("e", "end", *" ok", "ctrl+s", "y"),
+    ("n", *"a new note", "ctrl+s", "r", *"why", "enter"),
+    ("space", "down", "space", "m", "ctrl+s", "y"),
+)
+
+MONKEY_STORES = {
+    "demo": None,
+    "pi": "realistic-store.json",
+    "longterm": "items.jsonl",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", MONKEY_STORES)
 async def test_a_thousand_random_keys_break_nothing(
-    seed: int, demo_copy: Path, monkeypatch: pytest.MonkeyPatch
+    kind: str,
+    demo_copy: Path,
+    fixture_copy: Callable[[str], Path],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """1,000 seeded random keys from every screen's bindings plus text, typed fast (a pause
+    every few keys, as a quick typist would), with runs that end in a commit: nothing escapes,
+    the store loads and agrees with its ledger, and undoing every commit the keys made (newest
+    first) gives back the entries it started with (a pi store byte for byte)."""
     import random
 
-    monkeypatch.chdir(demo_copy.parent)  # a plan saved by chance lands here
+    import textual.app
+
+    fixture = MONKEY_STORES[kind]
+    path = demo_copy if fixture is None else fixture_copy(fixture)
+    monkeypatch.chdir(path.parent)  # a plan saved by chance lands here
+
+    async def next_tick(*args: object) -> None:
+        await asyncio.sleep(0)
+
+    # the pilot waits for the machine to idle after every key: here only every few keys
+    monkeypatch.setattr(textual.app, "wait_for_idle", next_tick)
     keys = every_key()
-    rng = random.Random(seed)
-    before = {m.id: m.status for m in open_store(demo_copy).memories()}
-    app = app_for(demo_copy)
+    rng = random.Random(11)
+    before = {m.id: m.with_(version=None) for m in open_store(path).memories()}
+    start_bytes = path.read_bytes()
+    app = app_for(path)
     async with app.run_test(size=(120, 34)) as pilot:
         await ready(pilot)
-        for _ in range(1000):
-            await pilot.press(rng.choice(keys))
+        for n in range(1000):
+            if rng.random() < 0.03:
+                await pilot.press(*rng.choice(COMMITTING))
+                await pilot.pause()
+            else:
+                await pilot.press(rng.choice(keys))
+            if n % 8 == 7:
+                await pilot.pause()
         await ready(pilot)
         assert app.errors_reported == 0, notices(app)
         assert app.return_code is None
     assert not (locations.data_dir() / "tui-errors.log").exists()
-    # the store loads, its ledger reads, and undoing every commit (newest first) gives back
-    # the entries it started with
-    store = open_store(demo_copy)
-    History.of(store)
+    agrees_with_its_ledger(path)
+    store = open_store(path)
     made = [t for t in store.history() if t.kind != "demo"]
+    assert made, "the keys made no commit: the test would prove nothing about undo"
     for tx in made:
         if tx.id not in store.undone() and tx.undoes is None:
             store.undo(tx.id, now=NOW)
-    assert {m.id: m.status for m in open_store(demo_copy).memories()} == before
+    agrees_with_its_ledger(path)
+    after = {m.id: m.with_(version=None) for m in open_store(path).memories()}
+    assert after == before
+    if kind == "pi":
+        assert path.read_bytes() == start_bytes

@@ -23,13 +23,14 @@ from textual.widgets import Footer, Header, Input, Static
 from textual.worker import Worker, WorkerState
 
 from memtui.errors import MemtuiError
-from memtui.model import Memory
+from memtui.model import Memory, Status
 from memtui.service import Backup, History, Service, Settings, Store, Transaction
 from memtui.textsafe import one_line
 from memtui.tui.clusters_screen import ClustersScreen
 from memtui.tui.commands import MemtuiCommands, PaletteCommand
 from memtui.tui.decay_screen import DecayScreen
 from memtui.tui.detail import DetailPane
+from memtui.tui.entry_form import EntryFormScreen
 from memtui.tui.failures import GuardedHandlers, log_traceback, one_line_report
 from memtui.tui.history_screen import HistoryScreen
 from memtui.tui.host import MemtuiHost, host
@@ -38,6 +39,7 @@ from memtui.tui.memory_table import MemoryTable
 from memtui.tui.merge_screen import MergeScreen
 from memtui.tui.messages import (
     CommitFailed,
+    CommitStage,
     Committed,
     HaystackReady,
     HistoryReady,
@@ -47,9 +49,16 @@ from memtui.tui.messages import (
     StoreReady,
 )
 from memtui.tui.plan_screen import PlanScreen
-from memtui.tui.screens import ConfirmScreen, FilterScreen, HelpScreen
+from memtui.tui.screens import (
+    ConfirmScreen,
+    FilterScreen,
+    HelpScreen,
+    ReasonConfirmScreen,
+    WorkingScreen,
+)
 from memtui.tui.table_model import COLUMNS, QuickFilters, TableModel, build_haystack
 from memtui.tui.themes import DEFAULT_THEME, load_themes
+from memtui.views import entries, shorten
 
 
 class MemtuiApp(GuardedHandlers, App[None]):
@@ -113,6 +122,9 @@ class MemtuiApp(GuardedHandlers, App[None]):
         self._fatal_line = ""
         self._saved_theme = ""  # the theme the config file holds (or memtui started with)
         self._detail_timer: Timer | None = None
+        self.committing: str | None = None  # what a running commit writes ("applying 5 actions")
+        self._working_timer: Timer | None = None
+        self.commit_stage = ""
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
 
@@ -154,8 +166,13 @@ class MemtuiApp(GuardedHandlers, App[None]):
         self.push_screen(ConfirmScreen("Leave without saving?", body), leave)
 
     async def action_quit(self) -> None:
-        if isinstance(self.screen, ConfirmScreen):
+        if isinstance(self.screen, (ConfirmScreen, ReasonConfirmScreen)):
             return  # a question is open: y or n first
+        if self.committing is not None:
+            self.notify(
+                f"memtui is {self.committing}; q again once it is done.", severity="warning"
+            )
+            return
         lost = self._unsaved(self.screen_stack)
         if not lost:
             self.exit(return_code=self.exit_code)
@@ -196,7 +213,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "commit" and event.state is WorkerState.ERROR:
-            self.commits_settled += 1  # a commit that raised has ended too
+            self._end_commit()  # a commit that raised has ended too
 
     @property
     def home(self) -> Screen[object]:
@@ -292,15 +309,73 @@ class MemtuiApp(GuardedHandlers, App[None]):
         note: Callable[[Transaction], str],
         *,
         close: bool = False,
+        working: str = "saving the change",
     ) -> None:
         """Every change goes this way: say what will happen, `y` commits it in a worker (one
-        transaction), `n` or `escape` does nothing."""
+        transaction), `n` or `escape` does nothing. `working` says what a commit that takes a
+        moment is doing ("applying 20,000 actions")."""
+        if self._busy():
+            return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.run_commit(job, note, close)
+                self.start_commit(job, note, close, working)
 
         self.push_screen(ConfirmScreen(title, body), answered)
+
+    def confirm_change(
+        self,
+        title: str,
+        body: Text,
+        job: Callable[[Store, str | None], Transaction],
+        note: Callable[[Transaction], str],
+        *,
+        close: bool = False,
+        working: str = "saving the change",
+    ) -> None:
+        """`confirm_commit` with an optional reason for the ledger, typed in the question."""
+        if self._busy():
+            return
+
+        def answered(reason: str | None) -> None:
+            if reason is not None:
+                self.start_commit(partial(_with_reason, job, reason or None), note, close, working)
+
+        self.push_screen(ReasonConfirmScreen(title, body), answered)
+
+    def _busy(self) -> bool:
+        if self.committing is None:
+            return False
+        self.notify(f"memtui is {self.committing}; wait for it to end.", severity="warning")
+        return True
+
+    def start_commit(
+        self,
+        job: Callable[[Store], Transaction],
+        note: Callable[[Transaction], str],
+        close: bool,
+        working: str,
+    ) -> None:
+        """Run the commit in a worker; one that takes more than a moment shows what it does,
+        its stage and the time it has taken, and the screen stays live."""
+        self.committing = working
+        self.commit_stage = "starting"
+        self._working_timer = self.set_timer(0.25, partial(self._show_working, working))
+        self.run_commit(job, note, close)
+
+    def _show_working(self, working: str) -> None:
+        self._working_timer = None
+        if self.committing == working and not isinstance(self.screen, WorkingScreen):
+            self.push_screen(WorkingScreen(working[:1].upper() + working[1:], self.commit_stage))
+
+    def _end_commit(self) -> None:
+        self.commits_settled += 1
+        self.committing = None
+        if self._working_timer is not None:
+            self._working_timer.stop()
+            self._working_timer = None
+        if isinstance(self.screen, WorkingScreen):
+            self.pop_screen()
 
     @work(thread=True, exclusive=True, group="commit", exit_on_error=False)
     def run_commit(
@@ -310,11 +385,13 @@ class MemtuiApp(GuardedHandlers, App[None]):
         if store is None:
             self.post_message(CommitFailed("the store is not open"))
             return
+        self.post_message(CommitStage("writing: a backup, the store file, the ledger"))
         try:
             tx = job(store)
         except MemtuiError as e:
             self.post_message(CommitFailed(str(e)))
             return
+        self.post_message(CommitStage("written; reading the ledger again"))
         self.post_message(Committed(tx, note(tx), close))
         self.read_history(store)
 
@@ -398,9 +475,16 @@ class MemtuiApp(GuardedHandlers, App[None]):
     def _lineage_ready(self, message: LineageReady) -> None:
         self.push_screen(LineageScreen(message.chain))
 
+    @on(CommitStage)
+    def _commit_stage(self, message: CommitStage) -> None:
+        self.commit_stage = message.stage
+        for screen in self.screen_stack:
+            if isinstance(screen, WorkingScreen):
+                screen.set_stage(message.stage)
+
     @on(Committed)
     def _committed(self, message: Committed) -> None:
-        self.commits_settled += 1
+        self._end_commit()
         if message.close and len(self.screen_stack) > 1:
             self.pop_screen()
         for screen in self.screen_stack[1:]:
@@ -417,7 +501,10 @@ class MemtuiApp(GuardedHandlers, App[None]):
 
     @on(CommitFailed)
     def _commit_failed(self, message: CommitFailed) -> None:
-        self.commits_settled += 1
+        if self.committing is not None:
+            self._end_commit()
+        else:
+            self.commits_settled += 1
         self.notify(
             one_line(message.problem), title="Nothing was changed", severity="error", timeout=10
         )
@@ -529,6 +616,85 @@ class MemtuiApp(GuardedHandlers, App[None]):
             close=isinstance(self.screen, LineageScreen),
         )
 
+    # -- one entry by hand ----------------------------------------------------------------------
+
+    def _highlighted_entry(self) -> Memory | None:
+        if self._needs_store() is None:
+            return None
+        memory = self.home.query_one(MemoryTable).current
+        if memory is None:
+            self.notify("No entry highlighted.", severity="warning")
+        return memory
+
+    def action_edit(self) -> None:
+        store, memory = self.store, self._highlighted_entry()
+        if store is None or memory is None:
+            return
+        current = store.find(memory.id)
+        if current is None:
+            self.notify(f"{memory.id} is no longer in the store.", severity="warning")
+            return
+        self.push_screen(EntryFormScreen(store, self.service, current))
+
+    def action_add(self) -> None:
+        store = self._needs_store()
+        if store is None:
+            return
+        highlighted = self.home.query_one(MemoryTable).current
+        user = highlighted.user_id if highlighted is not None else None
+        self.push_screen(EntryFormScreen(store, self.service, None, user=user))
+
+    def action_archive(self) -> None:
+        """Archive the entry; on an archived one, make it active again."""
+        memory = self._highlighted_entry()
+        if memory is not None:
+            back = memory.status is Status.ARCHIVED
+            self.request_status(memory, Status.ACTIVE if back else Status.ARCHIVED)
+
+    def action_delete(self) -> None:
+        memory = self._highlighted_entry()
+        if memory is not None:
+            self.request_status(memory, Status.DELETED)
+
+    def request_status(self, memory: Memory, status: Status) -> None:
+        """Archive, delete or bring back one entry: refused at once, with the reason, where the
+        store's format cannot hold it; else asked, with an optional reason."""
+        store = self.store
+        if store is None:
+            return
+        current = store.find(memory.id) or memory
+        refusal = self.service.status_refusal(store, current, status)
+        if refusal:
+            self.notify(one_line(refusal), title="Not changed", severity="warning", timeout=8)
+            return
+        verb = {Status.ARCHIVED: "Archive", Status.DELETED: "Delete"}.get(status, "Unarchive")
+        body = Text()
+        body.append(f"{verb} {one_line(current.id)}", style="bold")
+        body.append(f" ({current.status.value} → {status.value}):\n")
+        body.append(shorten(one_line(current.content), 240) + "\n\n")
+        if status is Status.DELETED and store.format_name == "pi":
+            body.append(
+                "pi stores hold active entries only: the entry leaves the file and lives on "
+                "in memtui's ledger, from where u (or `memtui restore`) brings it back. "
+            )
+        elif status is Status.DELETED:
+            body.append(
+                "A soft delete: the entry stays, hidden (. shows it); l then r restores it. "
+            )
+        elif status is Status.ARCHIVED:
+            body.append("It stays in the store, out of the agent's way; a again unarchives it. ")
+        body.append("One transaction with a backup; u undoes it.", style="dim")
+
+        def job(store: Store, reason: str | None) -> Transaction:
+            return self.service.set_status(store, current.id, status, reason)
+
+        self.confirm_change(
+            f"{verb}?",
+            body,
+            job,
+            lambda tx: f"{verb}d {current.id} (transaction {tx.id}); u undoes it.",
+        )
+
     # -- curating -----------------------------------------------------------------------------
 
     def _needs_store(self) -> Store | None:
@@ -637,7 +803,11 @@ class MemtuiApp(GuardedHandlers, App[None]):
             return self.service.undo(store, tx.id)
 
         self.confirm_commit(
-            f"{verb}?", body, job, lambda t: f"{verb} done: transaction {t.id} reverts #{tx.id}."
+            f"{verb}?",
+            body,
+            job,
+            lambda t: f"{verb} done: transaction {t.id} reverts #{tx.id}.",
+            working=f"{verb.lower()}ing #{tx.id} ({entries(len(tx.changes))})",
         )
 
     def request_rollback(self, backup: Backup) -> None:
@@ -651,7 +821,11 @@ class MemtuiApp(GuardedHandlers, App[None]):
             return self.service.rollback(store, backup.name)
 
         self.confirm_commit(
-            "Roll back?", body, job, lambda t: f"Rolled back to {backup.name} (transaction {t.id})."
+            "Roll back?",
+            body,
+            job,
+            lambda t: f"Rolled back to {backup.name} (transaction {t.id}).",
+            working=f"rolling back to {backup.name}",
         )
 
     def action_nothing_prepared(self) -> None:
@@ -689,6 +863,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
             ("Clusters", rows(ClustersScreen.BINDINGS)),
             ("Decay", rows(DecayScreen.BINDINGS)),
             ("History", rows(HistoryScreen.BINDINGS)),
+            ("Editing or adding an entry", rows(EntryFormScreen.BINDINGS)),
             (
                 "Changing the store (the same keys on every screen)",
                 [
@@ -699,6 +874,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
                         "",
                     ),
                     *rows(ConfirmScreen.BINDINGS),
+                    *rows(ReasonConfirmScreen.BINDINGS[2:]),
                 ],
             ),
             ("Quick filters", rows(FilterScreen.BINDINGS)),
@@ -750,6 +926,10 @@ class MemtuiApp(GuardedHandlers, App[None]):
                 self.action_lineage,
             ),
             ("entry: mark or unmark", "Mark the highlighted entry", table.action_mark),
+            ("entry: edit", "Content, importance, category, tags", self.action_edit),
+            ("entry: archive or unarchive", "Asks first; u undoes it", self.action_archive),
+            ("entry: delete", "Soft: restorable; asks first", self.action_delete),
+            ("entry: add a new memory", "Content, category, importance, user", self.action_add),
             ("entry: merge the marked entries", "Hand-merge", self.action_merge),
             ("store: review a consolidation plan", "Plan, approve, apply", self.action_plan),
             ("store: history, undo and backups", "The ledger", self.action_history),
@@ -879,6 +1059,38 @@ class HomeScreen(GuardedHandlers, Screen[None]):
             tooltip="The ledger: undo, redo, backups, rollback",
         ),
         Binding(
+            "e",
+            "app.edit",
+            "Edit",
+            show=False,
+            id="entry.edit",
+            tooltip=("Edit the entry: content, importance, category, tags"),
+        ),
+        Binding(
+            "a",
+            "app.archive",
+            "Archive",
+            show=False,
+            id="entry.archive",
+            tooltip="Archive the entry (on an archived one: make it active again)",
+        ),
+        Binding(
+            "x,delete",
+            "app.delete",
+            "Delete",
+            show=False,
+            id="entry.delete",
+            tooltip="Delete the entry (soft: restorable, and u undoes it)",
+        ),
+        Binding(
+            "plus,n",
+            "app.add",
+            "Add",
+            show=False,
+            id="entry.add",
+            tooltip="Write a new entry: content, category, importance, user",
+        ),
+        Binding(
             "v",
             "app.toggle_detail",
             "Detail",
@@ -924,6 +1136,12 @@ class HomeScreen(GuardedHandlers, Screen[None]):
     def on_resize(self) -> None:
         host(self).fit_detail()
         host(self).update_status()
+
+
+def _with_reason(
+    job: Callable[[Store, str | None], Transaction], reason: str | None, store: Store
+) -> Transaction:
+    return job(store, reason)
 
 
 def _implements_the_host(app: MemtuiApp) -> MemtuiHost:

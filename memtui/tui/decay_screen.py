@@ -1,6 +1,7 @@
 """Decay: the highlighted entry's importance over the coming days under the store's model, with
 the archive/expiry line and the day it crosses it, next to the same entry under the other
-models; and store-wide, how soon entries cross the line and which go within the horizon."""
+models; and store-wide, how soon entries cross the line and which go within the horizon (enter
+on one shows its curve)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
 
 from memtui.model import Memory, Status
 from memtui.service import DECAY_MODELS, DecayModel, Profile, Service, Store
@@ -33,6 +35,7 @@ STYLES = {
     "halflife": "bold green",
     "ebbinghaus": "bold yellow",
 }
+SHOWN = 200  # entries listed that cross the line
 BINS = ((0, "already"), (7, "≤ 1 week"), (30, "≤ 1 month"), (90, "≤ 3 months"), (365, "≤ 1 year"))
 
 
@@ -130,6 +133,13 @@ class DecayScreen(GuardedHandlers, Screen[None]):
             id="decay.shorter",
             tooltip="Look less far ahead",
         ),
+        Binding(
+            "enter",
+            "show_picked",
+            "Curve",
+            id="decay.pick",
+            tooltip="Show the curve of the entry picked in the list of those that cross the line",
+        ),
         Binding("escape", "app.pop_screen", "Back", id="decay.back"),
     ]
     DEFAULT_CSS = """
@@ -139,6 +149,9 @@ class DecayScreen(GuardedHandlers, Screen[None]):
     DecayScreen #store { height: 1fr; border-top: solid $panel; }
     DecayScreen #bins { width: 2fr; padding: 0 1; }
     DecayScreen #going { width: 3fr; border-left: solid $panel; padding: 0 1; }
+    DecayScreen #going-list { height: 1fr; border: none; padding: 0; text-wrap: nowrap;
+        text-overflow: ellipsis; }
+    DecayScreen #going-title { height: auto; }
     """
 
     def __init__(self, store: Store, memory: Memory | None, service: Service) -> None:
@@ -153,6 +166,7 @@ class DecayScreen(GuardedHandlers, Screen[None]):
             service.decay_model(self.profile, name) for name in DECAY_MODELS if name != primary.name
         ]
         self.horizon = 30
+        self.going: list[tuple[float, Memory]] = []
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="entry"):
@@ -160,23 +174,36 @@ class DecayScreen(GuardedHandlers, Screen[None]):
             yield VerticalScroll(Static(id="entry-summary-body"), id="entry-summary")
         with Horizontal(id="store"):
             yield VerticalScroll(Static(id="bins-body"), id="bins")
-            yield VerticalScroll(Static(id="going-body"), id="going")
+            with Vertical(id="going"):
+                yield Static(id="going-title")
+                yield OptionList(id="going-list")
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
+        self.query_one("#going-list", OptionList).focus()
         self.refresh_all()
 
     def refresh_all(self) -> None:
+        self.show_entry()
+        self.query_one("#going-title", Static).update(Text("computing…", style="dim"))
+        self.compute(self.horizon)
+
+    def show_entry(self) -> None:
+        """The chosen entry's curve and when it crosses the line under each model."""
         summary = self.query_one("#entry-summary-body", Static)
         if self.memory is None:
-            summary.update(Text("No entry highlighted in the table.", style="dim"))
-        else:
-            data, text = entry_chart(self.memory, self.profile, self.models, self.now, self.horizon)
-            self.query_one(ChartView).show(data)
-            text.append(f"\n{self.horizon} days ahead · [ and ] change it", style="dim")
-            summary.update(text)
-        self.query_one("#going-body", Static).update(Text("computing…", style="dim"))
-        self.compute(self.horizon)
+            summary.update(
+                Text("No entry highlighted in the table: pick one below (enter).", style="dim")
+            )
+            return
+        data, text = entry_chart(self.memory, self.profile, self.models, self.now, self.horizon)
+        self.query_one(ChartView).show(data)
+        text.append(
+            f"\n{self.horizon} days ahead · [ and ] change it · enter on an entry below shows "
+            "its curve",
+            style="dim",
+        )
+        summary.update(text)
 
     @work(thread=True, exclusive=True, group="decay", exit_on_error=False)
     def compute(self, horizon: int) -> None:
@@ -196,18 +223,47 @@ class DecayScreen(GuardedHandlers, Screen[None]):
             f"days until importance falls below {line:g} ({self.decay.name})\n",
             style="bold",
         )
-        self.query_one("#bins-body", Static).update(Group(title, histogram(result.bins, 46, "red")))
-        going = Text(
-            f"{len(result.going)} entries cross it within {result.horizon} days\n\n", style="bold"
+        # the bars fit the pane (its scrollbar and padding aside)
+        width = min(46, max(16, self.query_one("#bins").size.width - 4))
+        self.query_one("#bins-body", Static).update(
+            Group(title, histogram(result.bins, width, "red"))
         )
+        title = Text(
+            f"{len(result.going)} entries cross it within {result.horizon} days", style="bold"
+        )
+        if len(result.going) > SHOWN:
+            title.append(f" (the first {SHOWN} listed)", style="dim")
+        title.append("\n    in  now  entry (enter: its curve)", style="dim")
+        self.query_one("#going-title", Static).update(title)
         decay = self.decay
-        going.append("    in  now  entry\n", style="dim")
-        for day, memory in result.going[:200]:
-            going.append(f"{day:5.1f}d {decay.value_at(memory, self.now):.2f}  ", style="dim")
-            going.append(shorten(one_line(memory.content), 70) + "\n")
-        if len(result.going) > 200:
-            going.append(f"… and {len(result.going) - 200} more", style="dim")
-        self.query_one("#going-body", Static).update(going)
+        self.going = result.going[:SHOWN]
+        options = []
+        for day, memory in self.going:
+            row = Text(f"{day:5.1f}d {decay.value_at(memory, self.now):.2f}  ", style="dim")
+            row.append(shorten(one_line(memory.content), 70))
+            options.append(Option(row))
+        listed = self.query_one("#going-list", OptionList)
+        listed.clear_options()
+        listed.add_options(options)
+        # the charted entry, if it is listed; no other row looks chosen
+        charted = self.memory.id if self.memory else None
+        listed.highlighted = next(
+            (n for n, (_, m) in enumerate(self.going) if m.id == charted), None
+        )
+
+    @on(OptionList.OptionSelected, "#going-list")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        self.pick(event.option_index)
+
+    def action_show_picked(self) -> None:
+        listed = self.query_one("#going-list", OptionList)
+        if listed.highlighted is not None:
+            self.pick(listed.highlighted)
+
+    def pick(self, index: int) -> None:
+        if 0 <= index < len(self.going):
+            self.memory = self.going[index][1]
+            self.show_entry()
 
     def action_horizon(self, direction: int) -> None:
         at = HORIZONS.index(self.horizon) if self.horizon in HORIZONS else 2

@@ -34,6 +34,18 @@ class MemtuiHost(Protocol):
         note: Callable[[Transaction], str],
         *,
         close: bool = False,
+        working: str = "saving the change",
+    ) -> None: ...
+
+    def confirm_change(
+        self,
+        title: str,
+        body: Text,
+        job: Callable[[Store, str | None], Transaction],
+        note: Callable[[Transaction], str],
+        *,
+        close: bool = False,
+        working: str = "saving the change",
     ) -> None: ...
 
     def request_undo(self, tx: Transaction) -> None: ...

@@ -60,3 +60,11 @@ class CommitFailed(Message):
     def __init__(self, problem: str) -> None:
         super().__init__()
         self.problem = problem
+
+
+class CommitStage(Message):
+    """Where a running commit is (the store layer reports no finer progress)."""
+
+    def __init__(self, stage: str) -> None:
+        super().__init__()
+        self.stage = stage

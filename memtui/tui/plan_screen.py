@@ -507,7 +507,14 @@ class PlanScreen(GuardedHandlers, Screen[None]):
                 f"Applied {len(chosen)} actions (transaction {tx.id}): {before} entries → {after}."
             )
 
-        host(self).confirm_commit("Apply the plan?", body, job, note, close=True)
+        host(self).confirm_commit(
+            "Apply the plan?",
+            body,
+            job,
+            note,
+            close=True,
+            working=f"applying {len(chosen):,} actions to {entries(touched)}",
+        )
 
     def action_save(self) -> None:
         if self.plan is None:

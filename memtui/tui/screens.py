@@ -1,7 +1,9 @@
-"""Small screens: confirmation, help, quick filters, and the store-failed message."""
+"""Small screens: confirmation (with an optional reason), the commit in progress, help and quick
+filters."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import ClassVar
 
@@ -12,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Select, Static
+from textual.widgets import Button, Input, Label, ProgressBar, Select, Static
 
 from memtui.model import Status
 from memtui.tui.failures import GuardedHandlers
@@ -52,6 +54,95 @@ class ConfirmScreen(GuardedHandlers, ModalScreen[bool]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
+
+
+class ReasonConfirmScreen(GuardedHandlers, ModalScreen["str | None"]):
+    """A confirmation that takes an optional reason for the ledger: `y` (or enter in the reason)
+    answers with the reason ("" for none), `n` or `escape` with None."""
+
+    AUTO_FOCUS = "#no"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+        Binding("r", "reason", "Reason", id="confirm.reason", tooltip="Write why (optional)"),
+    ]
+    DEFAULT_CSS = """
+    ReasonConfirmScreen { align: center middle; }
+    ReasonConfirmScreen > Vertical { width: 72; max-width: 95%; height: auto; max-height: 95%;
+        border: thick $primary; background: $surface; padding: 1 2; }
+    ReasonConfirmScreen #body { height: auto; max-height: 12; }
+    ReasonConfirmScreen Input { margin-top: 1; }
+    ReasonConfirmScreen Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
+    ReasonConfirmScreen Button { margin-left: 2; }
+    """
+
+    def __init__(self, title: str, body: Text) -> None:
+        super().__init__()
+        self.title_text = title
+        self.body = body
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text(self.title_text, style="bold"))
+            yield VerticalScroll(Static(self.body), id="body")
+            yield Input(placeholder="reason for the ledger (optional): r, type, enter", id="reason")
+            with Horizontal():
+                yield Button("No (n)", id="no")
+                yield Button("Yes (y)", id="yes", variant="primary")
+
+    def _reason(self) -> str:
+        return self.query_one("#reason", Input).value.strip()
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(self._reason() if yes else None)
+
+    def action_reason(self) -> None:
+        self.query_one("#reason", Input).focus()
+
+    def on_input_submitted(self) -> None:
+        self.dismiss(self._reason())
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.action_answer(event.button.id == "yes")
+
+
+class WorkingScreen(ModalScreen[None]):
+    """A commit in progress: what is written, the stage it is at and the time it has taken. The
+    store layer reports no progress inside a commit, so the bar is indeterminate."""
+
+    DEFAULT_CSS = """
+    WorkingScreen { align: center middle; }
+    WorkingScreen > Vertical { width: 64; max-width: 95%; height: auto; border: thick $primary;
+        background: $surface; padding: 1 2; }
+    WorkingScreen ProgressBar { margin: 1 0; }
+    """
+
+    def __init__(self, what: str, stage: str = "starting") -> None:
+        super().__init__()
+        self.what = what
+        self.stage = stage
+        self.started = time.monotonic()
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text(self.what + "…", style="bold"), id="what")
+            yield ProgressBar(total=None, show_eta=False, show_percentage=False)
+            yield Static(id="stage")
+
+    def on_mount(self) -> None:
+        self.show_stage()
+        self.set_interval(0.5, self.show_stage)
+
+    def set_stage(self, stage: str) -> None:
+        self.stage = stage
+        self.show_stage()
+
+    def show_stage(self) -> None:
+        elapsed = time.monotonic() - self.started
+        text = Text(f"{self.stage} · {elapsed:.0f} s elapsed", style="dim")
+        text.append("\nThe screen stays live; the store is written as one transaction.")
+        for widget in self.query("#stage").results(Static):
+            widget.update(text)
 
 
 class HelpScreen(GuardedHandlers, ModalScreen[None]):

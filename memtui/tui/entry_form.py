@@ -1,0 +1,278 @@
+"""One entry by hand: a form to edit an entry's content, importance, category and tags, or to
+write a new one (with its user where the store has users). ctrl+s checks it against the store's
+format (the service says why it cannot hold it), shows what will change and asks, with an
+optional reason; the change is one transaction that `u` undoes."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Grid, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Label, Select, Static, TextArea
+
+from memtui.errors import MemtuiError
+from memtui.model import Memory
+from memtui.service import EntryEdit, Service, Store, Transaction
+from memtui.textsafe import one_line
+from memtui.tui.failures import GuardedHandlers
+from memtui.tui.host import host
+from memtui.views import shorten
+
+
+def split_tags(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
+
+
+def change_lines(before: Memory, after: Memory) -> Text:
+    """What an edit changes, field by field (memory text shown literally)."""
+    text = Text()
+    for name in ("content", "importance", "category", "tags"):
+        old, new = getattr(before, name), getattr(after, name)
+        if old == new:
+            continue
+        shown_old, shown_new = (
+            (", ".join(old) or "-", ", ".join(new) or "-") if name == "tags" else (old, new)
+        )
+        text.append(f"{name}\n", style="bold")
+        text.append("  was  ", style="dim")
+        text.append(shorten(one_line(str(shown_old)), 200) + "\n")
+        text.append("  now  ", style="dim")
+        text.append(shorten(one_line(str(shown_new)), 200) + "\n")
+    return text
+
+
+class EntryFormScreen(GuardedHandlers, Screen[None]):
+    """Edit `memory`, or (memory None) write a new entry."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "ctrl+s",
+            "save",
+            "Save…",
+            id="entry_form.save",
+            tooltip="Check the entry, show what changes, then save it (y) or not (n)",
+        ),
+        Binding(
+            "escape",
+            "back",
+            "Back",
+            id="entry_form.back",
+            tooltip="Leave the form (asks if you changed something)",
+        ),
+    ]
+    DEFAULT_CSS = """
+    EntryFormScreen #form-title { background: $panel; padding: 0 1; }
+    EntryFormScreen #fields { grid-size: 2; grid-columns: 12 1fr; grid-rows: 7 1 1 1 1;
+        grid-gutter: 1 1; height: auto; padding: 1 1 0 1; }
+    EntryFormScreen Label { width: 100%; text-align: right; text-style: bold; }
+    EntryFormScreen #problem { padding: 0 1; color: $error; height: auto; }
+    EntryFormScreen #hint { padding: 0 1; color: $text-muted; height: auto; }
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        service: Service,
+        memory: Memory | None = None,
+        *,
+        user: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.store = store
+        self.service = service
+        self.memory = memory
+        self.users = sorted({m.user_id for m in store.memories() if m.user_id})
+        self.user = user if user in self.users else (self.users[0] if self.users else None)
+        self.categories = service.categories(store)
+        self.pi = store.format_name == "pi"
+        self._initial: tuple[object, ...] | None = None
+
+    def compose(self) -> ComposeResult:
+        memory = self.memory
+        if memory is None:
+            title = Text("New entry", style="bold")
+        else:
+            title = Text("Edit ", style="bold")
+            title.append(one_line(memory.id), style="bold")
+            title.append(f" ({memory.status.value})", style="dim")
+        title.append(f" · {one_line(str(self.store.path))} ({self.store.format_name})", style="dim")
+        yield Static(title, id="form-title")
+        with VerticalScroll():
+            with Grid(id="fields"):
+                yield Label("content")
+                yield TextArea(
+                    memory.content if memory else "", id="content", soft_wrap=True, compact=True
+                )
+                yield Label("importance")
+                yield Input(
+                    f"{memory.importance:g}" if memory else "0.8",
+                    id="importance",
+                    compact=True,
+                    placeholder="0 to 1",
+                )
+                yield Label("category")
+                category = memory.category if memory else "fact"
+                if self.pi:
+                    options = self.categories
+                    if category not in options:
+                        options = [category, *options]
+                    yield Select(
+                        [(c, c) for c in options],
+                        value=category,
+                        allow_blank=False,
+                        id="category",
+                        compact=True,
+                    )
+                else:
+                    yield Input(category, id="category", compact=True)
+                yield Label("tags")
+                yield Input(
+                    ", ".join(memory.tags) if memory else "",
+                    id="tags",
+                    compact=True,
+                    placeholder="comma, separated",
+                )
+                if memory is None and self.users:
+                    yield Label("user")
+                    yield Select(
+                        [(u, u) for u in self.users],
+                        value=self.user or self.users[0],
+                        allow_blank=False,
+                        id="user",
+                        compact=True,
+                    )
+            yield Static(id="problem")
+            yield Static(self._hint(), id="hint")
+        yield Footer(compact=True, show_command_palette=False)
+
+    def _hint(self) -> Text:
+        text = Text()
+        memory = self.memory
+        if memory is not None:
+            created = memory.created_at.date().isoformat() if memory.created_at else "-"
+            text.append(
+                f"source {memory.source.value} · user {one_line(memory.user_id or '-')} · "
+                f"created {created} · {memory.access_count} uses\n",
+                style="bold",
+            )
+        if self.pi:
+            text.append("pi holds up to 500 characters and six types. ")
+        text.append(
+            "tab moves between fields; ctrl+s checks and asks before saving (with an optional "
+            "reason); the change is one transaction, u undoes it."
+        )
+        return text
+
+    def on_mount(self) -> None:
+        rows = len(self.query_one("#fields").children) // 2
+        # the content's 7 lines, one per other field, a gap between rows, the padding above
+        self.query_one("#fields").styles.height = 7 + 2 * (rows - 1) + 1
+        self.query_one("#content", TextArea).focus()
+        self._initial = self._values()
+
+    def _values(self) -> tuple[object, ...]:
+        user = self.query("#user")
+        return (
+            self.query_one("#content", TextArea).text,
+            self.query_one("#importance", Input).value,
+            self._category(),
+            self.query_one("#tags", Input).value,
+            user.first(Select).value if user else None,
+        )
+
+    def _category(self) -> str:
+        field = self.query_one("#category")
+        value = field.value if isinstance(field, (Input, Select)) else ""
+        return str(value).strip()
+
+    def unsaved(self) -> str | None:
+        if self._initial is not None and self._values() != self._initial:
+            return "the changes in the form" if self.memory else "the new entry"
+        return None
+
+    def action_back(self) -> None:
+        host(self).leave_screen(self)
+
+    def _problem(self, text: str) -> None:
+        self.query_one("#problem", Static).update(Text(one_line(text)))
+
+    def _importance(self) -> float:
+        raw = self.query_one("#importance", Input).value.strip()
+        try:
+            return float(raw)
+        except ValueError:
+            raise MemtuiError(f"the importance must be a number from 0 to 1, not {raw!r}") from None
+
+    def action_save(self) -> None:
+        try:
+            if self.memory is None:
+                self._save_new()
+            else:
+                self._save_edit(self.memory)
+        except MemtuiError as e:
+            self._problem(str(e))
+
+    def _save_edit(self, memory: Memory) -> None:
+        edit = EntryEdit(
+            content=self.query_one("#content", TextArea).text,
+            importance=self._importance(),
+            tags=split_tags(self.query_one("#tags", Input).value),
+            category=self._category(),
+        )
+        after = self.service.edited(self.store, memory.id, edit)
+        if after is None:
+            self._problem("Nothing changed: edit a field first (escape leaves).")
+            return
+        self._problem("")
+        body = Text()
+        body.append(f"Change {one_line(memory.id)}:\n", style="bold")
+        body.append_text(change_lines(memory, after))
+        body.append("\nOne transaction with a backup; u undoes it.", style="dim")
+
+        def job(store: Store, reason: str | None) -> Transaction:
+            tx = self.service.edit(store, memory.id, edit, reason)
+            if tx is None:
+                raise MemtuiError(f"{memory.id} already is as the form says")
+            return tx
+
+        host(self).confirm_change(
+            "Save the changes?",
+            body,
+            job,
+            lambda tx: f"Edited {memory.id} (transaction {tx.id}); u undoes it.",
+            close=True,
+        )
+
+    def _save_new(self) -> None:
+        user = self.query("#user")
+        draft = self.service.new_memory(
+            self.store,
+            self.query_one("#content", TextArea).text,
+            category=self._category(),
+            importance=self._importance(),
+            tags=split_tags(self.query_one("#tags", Input).value),
+            user_id=str(user.first(Select).value) if user else None,
+        )
+        self._problem("")
+        body = Text()
+        body.append("Add a new entry", style="bold")
+        if draft.user_id:
+            body.append(f" for user {one_line(draft.user_id)}", style="bold")
+        body.append(f" ({draft.category}, importance {draft.importance:g}):\n\n")
+        body.append(shorten(one_line(draft.content), 300))
+        body.append("\n\nOne transaction with a backup; u undoes it.", style="dim")
+
+        def job(store: Store, reason: str | None) -> Transaction:
+            return self.service.add_memory(store, draft, reason)
+
+        host(self).confirm_change(
+            "Add the entry?",
+            body,
+            job,
+            lambda tx: f"Added {draft.id} (transaction {tx.id}); u undoes it.",
+            close=True,
+        )
