@@ -755,3 +755,27 @@ async def test_a_thousand_random_keys_break_nothing(
     assert after == before
     if kind == "pi":
         assert path.read_bytes() == start_bytes
+
+
+# -- issue 9: popped screens are collected ------------------------------------------------------
+
+
+async def test_plan_reviews_that_were_closed_are_collected(
+    fixture_copy: Callable[[str], Path],
+) -> None:
+    import gc
+    import weakref
+
+    app = app_for(fixture_copy("realistic-store.json"))
+    screens = []
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        for _ in range(3):
+            screens.append(weakref.ref(await open_plan(pilot)))
+            app.pop_screen()  # leaves without asking: nothing was decided
+            await ready(pilot)
+        await pilot.pause()
+        gc.collect()
+        alive = [s for s in screens[:-1] if s() is not None]
+        # (the newest may still be named by its finished planning worker; none may pile up)
+        assert not alive, f"{len(alive)} closed plan reviews are still alive"

@@ -122,6 +122,8 @@ class MemtuiApp(GuardedHandlers, App[None]):
         self._fatal_line = ""
         self._saved_theme = ""  # the theme the config file holds (or memtui started with)
         self._detail_timer: Timer | None = None
+        self._frozen = False  # gc.freeze() once, after the first load
+        self._switch_interval = sys.getswitchinterval()
         self.committing: str | None = None  # what a running commit writes ("applying 5 actions")
         self._working_timer: Timer | None = None
         self.commit_stage = ""
@@ -237,7 +239,9 @@ class MemtuiApp(GuardedHandlers, App[None]):
             self._show_detail(self.home.query_one(MemoryTable).current)
 
     def on_mount(self) -> None:
-        # workers (planning, loading) share the GIL with the UI: hand it over more often
+        # workers (planning, loading) share the GIL with the UI: hand it over more often while
+        # the app runs (given back when it ends)
+        self._switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(0.001)
         themes, problems = load_themes()
         for theme in themes:
@@ -256,6 +260,9 @@ class MemtuiApp(GuardedHandlers, App[None]):
         self.sub_title = self.shown_location
         if self.watch_interval > 0:
             self.set_interval(self.watch_interval, self.check_outside)
+
+    def on_unmount(self) -> None:
+        sys.setswitchinterval(self._switch_interval)
 
     def home_ready(self) -> None:
         """The table screen is on: read the store."""
@@ -430,8 +437,11 @@ class MemtuiApp(GuardedHandlers, App[None]):
     @on(HaystackReady)
     def _haystack_ready(self, message: HaystackReady) -> None:
         self.model.offer_haystack(message.memories, message.haystack)
-        # the store's records live as long as the app: keep full collections off them
-        gc.freeze()
+        if not self._frozen:
+            # the first store's records live as long as the app: one freeze keeps the cyclic
+            # collector's full passes off them (bench/tui_bench.py); later loads are not frozen
+            gc.freeze()
+            self._frozen = True
 
     @on(StoreFailed)
     def _store_failed(self, message: StoreFailed) -> None:

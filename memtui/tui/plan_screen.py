@@ -5,7 +5,6 @@ and apply the approved ones as one transaction. Plans save to and load from file
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -331,7 +330,6 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     def _ready(self, message: PlanReady) -> None:
         self.query_one("#progress-box").display = False
         self.show_plan(message.plan)
-        gc.freeze()  # the plan's records live while it is reviewed: keep full collections short
 
     def show_plan(self, plan: Plan) -> None:
         self.plan = plan
