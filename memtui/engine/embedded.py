@@ -24,7 +24,10 @@ from memtui.model import Memory
 
 EMBED_FLOOR = 0.55
 _BLOCK = 512
-_MARGIN = 1e-6  # block products keep pairs this close below the line for exact re-scoring
+# block products are float32 (half the time of float64); they keep pairs this close below the
+# line (far above float32 rounding in a dot product of unit vectors) for exact
+# re-scoring in float64
+_MARGIN = 1e-3
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +89,7 @@ def cosine_pairs(
     vectors: Sequence[tuple[str, np.ndarray] | None], threshold: float
 ) -> list[tuple[int, int]]:
     """Every pair (x < y) of one space whose rescaled reference cosine is ≥ threshold:
-    unit vectors multiplied in blocks, the ones near the line re-scored one by one."""
+    unit vectors multiplied in float32 blocks, the ones near the line re-scored one by one."""
     line = cosine_line(threshold)
     spaces: dict[str, list[int]] = {}
     for i, v in enumerate(vectors):
@@ -96,7 +99,7 @@ def cosine_pairs(
     for members in spaces.values():
         if len(members) < 2:
             continue
-        matrix = np.stack([vectors[i][1] for i in members])  # type: ignore[index]
+        matrix = np.stack([vectors[i][1] for i in members]).astype(np.float32)  # type: ignore[index]
         for start in range(0, len(members), _BLOCK):
             block = matrix[start : start + _BLOCK] @ matrix[start:].T
             rows, cols = np.nonzero(block >= line - _MARGIN)
