@@ -378,13 +378,18 @@ def _embedded_pairs(
     """Pairs that reach the line on their words or on their meaning, scored on both."""
     lexical = lexical_vectors([m.content for m in members])
     embedded = entry_vectors(members, embeddings)
-    found = {(x, y) for x, y, _ in _lexical_pairs(lexical, threshold)}
-    found.update(cosine_pairs(embedded, threshold))
+    by_words = {(x, y): score for x, y, score in _lexical_pairs(lexical, threshold)}
+    by_meaning = cosine_pairs(embedded, threshold)
     out = []
-    for x, y in sorted(found):
-        score = combined(
-            vector_cosine(lexical[x], lexical[y]), reference_cosine(embedded[x], embedded[y])
-        )
+    for x, y in sorted(by_words.keys() | by_meaning.keys()):
+        # each part is scored by its reference function (once: the searches did most)
+        words = by_words.get((x, y))
+        if words is None:
+            words = vector_cosine(lexical[x], lexical[y])
+        meaning = by_meaning.get((x, y))
+        if meaning is None:
+            meaning = reference_cosine(embedded[x], embedded[y])
+        score = combined(words, meaning)
         if score >= threshold:
             out.append((x, y, score))
     return out

@@ -87,15 +87,16 @@ def combined(lexical: float, cosine: float | None) -> float:
 
 def cosine_pairs(
     vectors: Sequence[tuple[str, np.ndarray] | None], threshold: float
-) -> list[tuple[int, int]]:
+) -> dict[tuple[int, int], float]:
     """Every pair (x < y) of one space whose rescaled reference cosine is ≥ threshold:
-    unit vectors multiplied in float32 blocks, the ones near the line re-scored one by one."""
+    unit vectors multiplied in float32 blocks, the ones near the line re-scored one by one.
+    Each pair's reference cosine, by (x, y)."""
     line = cosine_line(threshold)
     spaces: dict[str, list[int]] = {}
     for i, v in enumerate(vectors):
         if v is not None:
             spaces.setdefault(v[0], []).append(i)
-    out = []
+    out = {}
     for members in spaces.values():
         if len(members) < 2:
             continue
@@ -110,7 +111,7 @@ def cosine_pairs(
                 i, j = members[x], members[y]
                 score = reference_cosine(vectors[i], vectors[j])
                 if score is not None and rescaled(score) >= threshold:
-                    out.append((i, j))
+                    out[(i, j)] = score
     return out
 
 
