@@ -403,6 +403,11 @@ class Service:
         vectors = None
         if embeddings and profile.method == "memtui":
             vectors = self._embeddings(store, memories, progress, cancelled)
+        elif embeddings:
+            self._notices.append(
+                f"memtui: embeddings apply to the memtui method; profile {profile.name} uses "
+                f"{profile.method} (try --profile default)"
+            )
         return make_plan(
             memories,
             profile,

@@ -211,6 +211,18 @@ def test_plan_embed_without_the_extra_says_how_once_and_plans_on_words(
     assert svc.notices() == []
 
 
+def test_embed_with_a_profile_of_another_method_says_so(
+    tmp_path: Path, cli: Callable[..., Any]
+) -> None:
+    path = _store(tmp_path, TEXTS)
+    result = cli("plan", path, "--embed", "--profile", "longterm")
+    assert result.code == 0
+    assert result.err.strip().splitlines() == [
+        "memtui: embeddings apply to the memtui method; profile longterm uses tf-cosine "
+        "(try --profile default)"
+    ]
+
+
 def test_the_environment_flag_switches_embeddings_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMTUI_NO_EMBED", "1")
     with pytest.raises(embedding.EmbeddingsUnavailable, match=r"memtui\[embed\]"):

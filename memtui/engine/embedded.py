@@ -5,8 +5,10 @@ store); this module only compares them.
 The combined score of two entries is max(lexical, rescaled embedding cosine), the cosine
 rescaled so that `EMBED_FLOOR` maps to 0 and 1 to 1: with the merge line at 0.55, a pair
 merges on its words (lexical ≥ 0.55) or on its meaning (cosine ≥ 0.7975). Chosen on the
-labelled set's dev split (bench/quality_bench.py --embed-sweep): a max beat weighted means of
-the two, and a floor of 0.55 gave the best grouping F1 at precision ≥ 0.8.
+labelled set's dev split: a floor of 0.55 gave the best grouping F1 at precision ≥ 0.8 (0.60,
+bench/quality_bench.py --embed-sweep); weighted means of the two scores, tried the same way
+while choosing, reached 0.57 at best. Pairs with a cosine ≥ 0.955 reach the absorb line 0.9:
+restatements ("I am a vegan." / "I am vegan.") are absorbed as duplicates.
 
 Each entry has at most one vector, in one space: the record's own `embedding` when it carries
 one (Go records; the space is its length), else the model's. Only entries of one space are
