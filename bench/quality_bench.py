@@ -16,7 +16,10 @@ calibration set (tests/fixtures/calibration), in one run.
 4. `--sweep`: memtui merge lines 0.20–0.90 on the DEV split (grouping and pairs); the line to use
    is the best grouping F1 at precision ≥ 0.8. The test split is reported at that line only.
 5. `--variants`: the measured design choices (linkage; CJK unigrams; stemming; stopwords) on DEV.
-6. `--timing`: planning time (in process, the engine only) of `default` and `longterm` on demo
+6. `--embed`: `default` with local sentence embeddings (memtui[embed]) in the grouping table
+   (P/R/F1 per split and language); `--embed-sweep`: the embedding floor and merge line on DEV,
+   beside the weighted means of the two scores that lost to the max (engine/embedded.py).
+7. `--timing`: planning time (in process, the engine only) of `default` and `longterm` on demo
    stores of 10,000 entries of one user and 100,000 entries of 100 users.
 """
 
@@ -40,9 +43,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memtui.demo import make_demo_memories
-from memtui.engine import lexical
+from memtui.engine import embedded, lexical
 from memtui.engine.candidates import memtui_vectors
 from memtui.engine.clusters import UnionFind
+from memtui.engine.embedded import Embeddings
 from memtui.engine.lexical import vector_cosine
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import Profile, get_profile
@@ -172,9 +176,11 @@ def classify(
 # -- grouping ---------------------------------------------------------------------------------
 
 
-def proposed_groups(facts: Sequence[Fact], chosen: Profile) -> dict[str, str]:
+def proposed_groups(
+    facts: Sequence[Fact], chosen: Profile, vectors: Embeddings | None = None
+) -> dict[str, str]:
     """Fact id → the root of the merge/absorb chain that takes it in (itself if none)."""
-    plan = make_plan(memories(facts), chosen, NOW, store_format="native")
+    plan = make_plan(memories(facts), chosen, NOW, store_format="native", embeddings=vectors)
     uf = UnionFind()
     for action in plan.actions:
         if action.kind in ("merge", "absorb") and not action.needs_decision:
@@ -183,8 +189,8 @@ def proposed_groups(facts: Sequence[Fact], chosen: Profile) -> dict[str, str]:
     return {f.id: uf.find(f.id) for f in facts}
 
 
-def grouping(facts: Sequence[Fact], chosen: Profile) -> Scores:
-    found = proposed_groups(facts, chosen)
+def grouping(facts: Sequence[Fact], chosen: Profile, vectors: Embeddings | None = None) -> Scores:
+    found = proposed_groups(facts, chosen, vectors)
     by_user: dict[str, list[Fact]] = defaultdict(list)
     for f in facts:
         by_user[f.user].append(f)
@@ -202,8 +208,9 @@ def grouping(facts: Sequence[Fact], chosen: Profile) -> Scores:
 # -- PAWS-X -----------------------------------------------------------------------------------
 
 
-def paws_false_merge_rate(line: float) -> tuple[int, int, int, int]:
-    """(label-0 pairs ≥ line, label-0 pairs, label-1 pairs ≥ line, label-1 pairs)."""
+def paws_false_merge_rate(line: float, embed: bool = False) -> tuple[int, int, int, int]:
+    """(label-0 pairs ≥ line, label-0 pairs, label-1 pairs ≥ line, label-1 pairs); `embed`:
+    the combined score with the installed model's embeddings."""
     rows = []
     for line_text in PAWS.read_text(encoding="utf-8").splitlines()[1:]:
         parts = line_text.split("\t")
@@ -215,9 +222,16 @@ def paws_false_merge_rate(line: float) -> tuple[int, int, int, int]:
         for side, t in (("a", r[0]), ("b", r[1]))
     ]
     vectors = memtui_vectors(store)
+    cosines: list[float | None] = [None] * len(rows)
+    if embed:
+        from memtui.embedding import load_embedder
+
+        rows_v = load_embedder().embed([m.content for m in store])
+        cosines = [float(rows_v[2 * n] @ rows_v[2 * n + 1]) for n in range(len(rows))]
     neg = neg_hit = pos = pos_hit = 0
     for n, (_, _, label) in enumerate(rows):
-        hit = vector_cosine(vectors[2 * n], vectors[2 * n + 1]) >= line
+        score = vector_cosine(vectors[2 * n], vectors[2 * n + 1])
+        hit = embedded.combined(score, cosines[n]) >= line
         if label:
             pos, pos_hit = pos + 1, pos_hit + hit
         else:
@@ -261,6 +275,8 @@ def main() -> None:
     parser.add_argument("--sweep", action="store_true", help="memtui merge lines on dev")
     parser.add_argument("--variants", action="store_true", help="design choices on dev")
     parser.add_argument("--timing", action="store_true", help="planning time at 10k and 100k")
+    parser.add_argument("--embed", action="store_true", help="default with embeddings too")
+    parser.add_argument("--embed-sweep", action="store_true", help="embedding floor/line on dev")
     parser.add_argument("--data", type=Path, default=CALIBRATION, help="the labelled set's folder")
     args = parser.parse_args()
     if not (args.data / "pairs.jsonl").exists():
@@ -293,6 +309,17 @@ def main() -> None:
             s = grouping([f for f in split_facts if f.lang == lang], get_profile("default"))
             print(f"   {split:<5} default {lang}  {s.row()}  (tp {s.tp}, fp {s.fp}, fn {s.fn})")
 
+    vectors = fact_embeddings(facts) if args.embed or args.embed_sweep else None
+    if args.embed and vectors is not None:
+        print(f"\n2b. grouping of default with embeddings ({vectors.model})")
+        for split, (split_facts, _) in splits.items():
+            s = grouping(split_facts, get_profile("default"), vectors)
+            print(f"   {split:<5} default+embed {s.row()}  (tp {s.tp}, fp {s.fp}, fn {s.fn})")
+            for lang in ("en", "zh"):
+                chosen = [f for f in split_facts if f.lang == lang]
+                s = grouping(chosen, get_profile("default"), vectors)
+                print(f"   {split:<5} default+embed {lang}  {s.row()}  (tp {s.tp}, fp {s.fp})")
+
     line = merge_line("default")[0]
     neg_hit, neg, pos_hit, pos = paws_false_merge_rate(line)
     print(
@@ -300,6 +327,12 @@ def main() -> None:
         f"({neg_hit} of {neg} non-paraphrases); paraphrases reaching it {pos_hit / pos:.3f} "
         f"({pos_hit} of {pos})"
     )
+    if vectors is not None:
+        neg_hit, neg, pos_hit, pos = paws_false_merge_rate(line, embed=True)
+        print(
+            f"   with embeddings: false-merge rate {neg_hit / neg:.3f} ({neg_hit} of {neg}); "
+            f"paraphrases reaching it {pos_hit / pos:.3f} ({pos_hit} of {pos})"
+        )
 
     if args.sweep:
         dev_facts, dev_pairs = splits["dev"]
@@ -336,6 +369,9 @@ def main() -> None:
             t, g = best_line(sweep)
             print(f"   tokens  {variant:<13} line {t:4.2f}  {g.row()}")
 
+    if args.embed_sweep and vectors is not None:
+        embed_sweep(splits["dev"][0], splits["test"][0], vectors)
+
     if args.timing:
         print("\n6. planning time (engine only, demo stores)")
         for size, users in ((10_000, 1), (100_000, 100)):
@@ -349,6 +385,41 @@ def main() -> None:
                     f"   {size:>7,} entries, {users:>3} users  {name:<9} {seconds:6.2f}s  "
                     f"{plan.summary}"
                 )
+
+
+def fact_embeddings(facts: Sequence[Fact]) -> Embeddings | None:
+    """Every fact's vector from the installed model (None, said, without the extra)."""
+    from memtui.embedding import EmbeddingsUnavailable, load_embedder
+
+    try:
+        embedder = load_embedder()
+    except EmbeddingsUnavailable as e:
+        print(e)
+        return None
+    start = time.perf_counter()
+    rows = embedder.embed([f.text for f in facts])
+    seconds = time.perf_counter() - start
+    print(f"   embedded {len(facts)} facts with {embedder.name} in {seconds:.2f}s")
+    return Embeddings(embedder.name, dict(zip((f.id for f in facts), rows, strict=True)))
+
+
+def embed_sweep(dev: Sequence[Fact], test: Sequence[Fact], vectors: Embeddings) -> None:
+    """The floor that maps cosines onto the lexical scale, and the merge line, on DEV."""
+    print("\n4b. embeddings: floor × merge line on DEV (best grouping F1 at precision ≥ 0.8)")
+    results = []
+    for floor in (0.4, 0.45, 0.5, 0.55, 0.6, 0.7):
+        with patch.object(embedded, "EMBED_FLOOR", floor):
+            sweep = [
+                (t, grouping(dev, profile("default", merge_threshold=t), vectors)) for t in LINES
+            ]
+        t, g = best_line(sweep)
+        results.append((floor, t, g))
+        print(f"   floor {floor:4.2f}  line {t:4.2f}  {g.row()}")
+    fit = [r for r in results if r[2].precision >= 0.8] or results
+    floor, t, g = max(fit, key=lambda r: (r[2].f1, r[0]))
+    with patch.object(embedded, "EMBED_FLOOR", floor):
+        s = grouping(test, profile("default", merge_threshold=t), vectors)
+    print(f"   chosen on dev: floor {floor:g}, line {t:g}; test there: {s.row()}")
 
 
 def best_line(sweep: Sequence[tuple[float, Scores]]) -> tuple[float, Scores]:

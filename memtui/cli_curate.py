@@ -64,7 +64,9 @@ def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
     store = svc.open(args.store)
     profile = svc.profile(store, args.profile)
     now = parse_time(args.now, "--now") if args.now else None
-    plan = svc.plan(store, profile, now=now)
+    plan = svc.plan(store, profile, now=now, embeddings=args.embed)
+    for line in svc.notices():
+        print(line, file=sys.stderr)
     if args.llm or args.llm_strategy:
         request = LlmRequest(_ids(args.llm_strategy) or (), args.llm_url, args.llm_model)
         plan = svc.improve_plan(plan, store, profile, request)
@@ -74,6 +76,9 @@ def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
         emit_json(plan.to_dict())
         return 0
     print(plan_summary(plan))
+    similarity = plan.params.get("similarity") or {}
+    if similarity.get("model"):
+        print(f"similarity {similarity['method']} (model {similarity['model']})")
     if "llm" in plan.params:
         llm = plan.params["llm"]
         print(f"model {llm['model']}: {llm['calls']} requests ({', '.join(llm['strategies'])})")
@@ -330,6 +335,11 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--now", metavar="ISO8601", help="plan as of this time")
     p.add_argument("--out", metavar="FILE", help="also write the plan (JSON) here")
+    p.add_argument(
+        "--embed",
+        action="store_true",
+        help='add local sentence embeddings to the memtui method (pip install "memtui[embed]")',
+    )
     p.add_argument("--llm", action="store_true", help="let a model word merges, judge conflicts…")
     p.add_argument(
         "--llm-strategy", metavar="S,...", help="merge, conflict, insight (implies --llm)"

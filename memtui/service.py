@@ -36,6 +36,7 @@ from memtui.engine.calibration import (
 from memtui.engine.candidates import Pair, candidate_pairs
 from memtui.engine.decay import MODELS as DECAY_MODELS
 from memtui.engine.decay import DecayModel, model
+from memtui.engine.embedded import Embeddings
 from memtui.engine.grouping import Group, group_entries
 from memtui.engine.plan import KINDS, Action, Plan, closure
 from memtui.engine.planner import Cancelled, Progress, make_plan
@@ -141,6 +142,8 @@ class Service:
         self.settings = settings if settings is not None else Settings()
         self._clock = clock or clock_from_env
         self._opened: list[Store] = []  # whose sidecar problems are worth a warning
+        self._notices: list[str] = []
+        self._hinted = False  # the embed extra's install hint is said once
 
     @classmethod
     def from_config(cls, flag: str | None = None) -> Service:
@@ -174,6 +177,12 @@ class Service:
                 lines.append(f"memtui: `memtui doctor {store.path}` says more")
         self._opened.clear()
         return lines
+
+    def notices(self) -> list[str]:
+        """One-line notes for the user gathered since the last call (e.g. how to get
+        embeddings), each said once."""
+        out, self._notices = self._notices, []
+        return out
 
     def problems(self, store: Store) -> list[str]:
         """What is wrong with the store's ledger and backups (`memtui doctor`)."""
@@ -520,11 +529,24 @@ class Service:
         now: datetime | None = None,
         progress: Progress | None = None,
         cancelled: Callable[[], bool] | None = None,
+        embeddings: bool = False,
     ) -> Plan:
-        """The consolidation plan for the store as it is (nothing is written)."""
+        """The consolidation plan for the store as it is (nothing is written). With
+        `embeddings`, the `memtui` method adds local sentence embeddings (computed here, in
+        the caller's thread, and cached beside the store); without the embed extra the plan is
+        lexical and `notices()` says once how to get it. `params["similarity"]` says which."""
         last_run = next((tx.at for tx in store.history() if tx.kind == "plan"), None)
+        memories = store.memories()
+        vectors = None
+        if embeddings and profile.method == "memtui":
+            vectors = self._embeddings(store, memories, progress, cancelled)
+        elif embeddings:
+            self._notices.append(
+                f"memtui: embeddings apply to the memtui method; profile {profile.name} uses "
+                f"{profile.method} (try --profile default)"
+            )
         return make_plan(
-            store.memories(),
+            memories,
             profile,
             now or self.now(),
             store=str(store.path),
@@ -533,7 +555,39 @@ class Service:
             last_run=last_run,
             progress=progress,
             cancelled=cancelled,
+            embeddings=vectors,
         )
+
+    def _embeddings(
+        self,
+        store: Store,
+        memories: Sequence[Memory],
+        progress: Progress | None,
+        cancelled: Callable[[], bool] | None,
+    ) -> Embeddings | None:
+        from memtui.embedding import EmbeddingsUnavailable, cached_embeddings, load_embedder
+
+        try:
+            embedder = load_embedder()
+        except EmbeddingsUnavailable as e:
+            if not self._hinted:
+                self._hinted = True
+                self._notices.append(str(e))
+            return None
+        # records that carry their own embeddings (Go) are compared with those
+        chosen = [m for m in memories if m.status is Status.ACTIVE and not m.embedding]
+
+        def step(done: int, total: int) -> None:
+            if cancelled is not None and cancelled():
+                raise Cancelled("planning cancelled")
+            if progress is not None:
+                progress("embeddings", done / max(1, total))
+
+        step(0, 1)
+        vectors = cached_embeddings(
+            embedder, [m.content for m in chosen], store.sidecar / "embeddings", progress=step
+        )
+        return Embeddings(embedder.name, dict(zip((m.id for m in chosen), vectors, strict=True)))
 
     async def improve_plan_async(
         self,

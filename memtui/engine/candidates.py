@@ -13,6 +13,9 @@ the method and the threshold allow it. Exactly the pairs (and scores) of `brute_
   token. Candidates are scored by the reference `vector_cosine` (an exactly rounded sum), so
   the scores equal brute force bit for bit; at low thresholds numpy counts all dot products and
   the ones near or above the line are re-scored the same way.
+- `memtui` with sentence embeddings (engine/embedded.py): the lexical pairs, plus the pairs
+  whose cosine reaches the line on its own (numpy blocks, re-scored one by one); every pair
+  found is scored max(lexical, rescaled cosine), each part by its reference function.
 - embeddings, `jaro-winkler`, `token-set`: blocks of rows scored in C (numpy, rapidfuzz
   `cdist` with a score cutoff) and the survivors re-scored by the reference function.
 
@@ -30,6 +33,13 @@ import numpy as np
 from rapidfuzz import fuzz, process, utils
 from rapidfuzz.distance import JaroWinkler
 
+from memtui.engine.embedded import (
+    Embeddings,
+    combined,
+    cosine_pairs,
+    entry_vectors,
+    reference_cosine,
+)
 from memtui.engine.lexical import Vector, lexical_vectors, vector_cosine
 from memtui.engine.similarity import (
     check_method,
@@ -81,16 +91,22 @@ def candidate_pairs(
     threshold: float,
     *,
     progress: Progress | None = None,
+    embeddings: Embeddings | None = None,
 ) -> list[Pair]:
-    """Every pair of memories of the same user scoring ≥ threshold, highest first."""
+    """Every pair of memories of the same user scoring ≥ threshold, highest first
+    (`embeddings`: the `memtui` method combined with these sentence embeddings)."""
     check_method(method)
     _check_threshold(threshold)
     with gc_paused():
-        return _candidate_pairs(memories, method, threshold, progress)
+        return _candidate_pairs(memories, method, threshold, progress, embeddings)
 
 
 def _candidate_pairs(
-    memories: Sequence[Memory], method: str, threshold: float, progress: Progress | None
+    memories: Sequence[Memory],
+    method: str,
+    threshold: float,
+    progress: Progress | None,
+    embeddings: Embeddings | None = None,
 ) -> list[Pair]:
     found: list[tuple[int, int, float]] = []
     groups = user_groups(memories)
@@ -98,7 +114,13 @@ def _candidate_pairs(
     done = 0
     for group in groups:
         members = [memories[i] for i in group]
-        for a, b, score in _group_pairs(members, method, threshold):
+        if method == "memtui" and embeddings is not None:
+            found_here: Iterable[tuple[int, int, float]] = _embedded_pairs(
+                members, embeddings, threshold
+            )
+        else:
+            found_here = _group_pairs(members, method, threshold)
+        for a, b, score in found_here:
             found.append((group[a], group[b], score))
         done += len(group)
         if progress is not None:
@@ -106,7 +128,12 @@ def _candidate_pairs(
     return _ordered(memories, found)
 
 
-def brute_force_pairs(memories: Sequence[Memory], method: str, threshold: float) -> list[Pair]:
+def brute_force_pairs(
+    memories: Sequence[Memory],
+    method: str,
+    threshold: float,
+    embeddings: Embeddings | None = None,
+) -> list[Pair]:
     """The reference: every pair of the same user, scored one by one."""
     check_method(method)
     _check_threshold(threshold)
@@ -114,9 +141,14 @@ def brute_force_pairs(memories: Sequence[Memory], method: str, threshold: float)
     for group in user_groups(memories):
         if method == "memtui":
             vectors = lexical_vectors([memories[i].content for i in group])
+            embedded = (
+                entry_vectors([memories[i] for i in group], embeddings) if embeddings else None
+            )
             for x in range(len(group)):
                 for y in range(x + 1, len(group)):
                     score = vector_cosine(vectors[x], vectors[y])
+                    if embedded is not None:
+                        score = combined(score, reference_cosine(embedded[x], embedded[y]))
                     if score >= threshold:
                         found.append((group[x], group[y], score))
             continue
@@ -337,6 +369,29 @@ def memtui_vectors(memories: Sequence[Memory]) -> list[Vector]:
             group, lexical_vectors([memories[i].content for i in group]), strict=True
         ):
             out[i] = vector
+    return out
+
+
+def _embedded_pairs(
+    members: list[Memory], embeddings: Embeddings, threshold: float
+) -> list[tuple[int, int, float]]:
+    """Pairs that reach the line on their words or on their meaning, scored on both."""
+    lexical = lexical_vectors([m.content for m in members])
+    embedded = entry_vectors(members, embeddings)
+    by_words = {(x, y): score for x, y, score in _lexical_pairs(lexical, threshold)}
+    by_meaning = cosine_pairs(embedded, threshold)
+    out = []
+    for x, y in sorted(by_words.keys() | by_meaning.keys()):
+        # each part is scored by its reference function (once: the searches did most)
+        words = by_words.get((x, y))
+        if words is None:
+            words = vector_cosine(lexical[x], lexical[y])
+        meaning = by_meaning.get((x, y))
+        if meaning is None:
+            meaning = reference_cosine(embedded[x], embedded[y])
+        score = combined(words, meaning)
+        if score >= threshold:
+            out.append((x, y, score))
     return out
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from memtui.engine.candidates import Pair, candidate_pairs, memtui_vectors
 from memtui.engine.clusters import components
+from memtui.engine.embedded import Embeddings, cosine_matrix, entry_vectors
 from memtui.engine.lexical import vector_matrix
 from memtui.engine.similarity import memory_similarity
 from memtui.model import Memory
@@ -198,13 +199,23 @@ def _split(root: _Node, cap: int, sim: np.ndarray) -> list[list[int]]:
 
 
 def similarity_source(
-    current: Mapping[str, Memory], searched: Sequence[Memory], method: str
+    current: Mapping[str, Memory],
+    searched: Sequence[Memory],
+    method: str,
+    embeddings: Embeddings | None = None,
 ) -> Callable[[list[str]], np.ndarray]:
     """All scores among some entries, as the candidate search over `searched` scored them."""
     if method == "memtui":
         # the vectors as the search weighed them: idf over each user's searched entries
         vectors = dict(zip((m.id for m in searched), memtui_vectors(searched), strict=True))
-        return lambda ids: vector_matrix([vectors[i] for i in ids])
+        if embeddings is None:
+            return lambda ids: vector_matrix([vectors[i] for i in ids])
+        embedded = dict(
+            zip((m.id for m in searched), entry_vectors(searched, embeddings), strict=True)
+        )
+        return lambda ids: np.maximum(
+            vector_matrix([vectors[i] for i in ids]), cosine_matrix([embedded[i] for i in ids])
+        )
 
     def pairwise(ids: list[str]) -> np.ndarray:
         out = np.eye(len(ids))
@@ -224,15 +235,16 @@ def group_entries(
     linkage: str = "average",
     min_size: int = 2,
     max_size: int = 8,
+    embeddings: Embeddings | None = None,
 ) -> tuple[list[Pair], list[Group]]:
     """The candidate pairs among `memories` (same user, ≥ threshold) and the groups `linkage`
     makes of them: what a person reviews in the clusters view. No group is over `max_size`;
     a piece split from a larger one says so (`split_from`)."""
-    pairs = candidate_pairs(memories, method, threshold)
+    pairs = candidate_pairs(memories, method, threshold, embeddings=embeddings)
     groups = linkage_groups(
         [(p.a, p.b, p.score) for p in pairs],
         [m.id for m in memories],
-        similarity_source({m.id: m for m in memories}, memories, method),
+        similarity_source({m.id: m for m in memories}, memories, method, embeddings),
         threshold,
         linkage=linkage,
         min_size=min_size,

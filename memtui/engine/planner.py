@@ -17,6 +17,7 @@ import numpy as np
 from memtui.engine.candidates import Pair, candidate_pairs
 from memtui.engine.clusters import capped_components, clusters
 from memtui.engine.decay import DecayModel, model
+from memtui.engine.embedded import Embeddings
 from memtui.engine.grouping import linkage_groups, similarity_source
 from memtui.engine.ids import IdMaker
 from memtui.engine.merging import absorb_entries, merge_entries, retire
@@ -49,6 +50,7 @@ class _Builder:
         self.last_touch: dict[str, str] = {}
         self.locked: set[str] = set()
         self.ids = IdMaker(store_format, self.current, now)
+        self.embeddings: Embeddings | None = None
 
     def add(
         self,
@@ -120,7 +122,11 @@ def _make_plan(
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
     last_run: datetime | None = None,
+    embeddings: Embeddings | None = None,
 ) -> Plan:
+    """`embeddings`: sentence embeddings to combine with the `memtui` method's lexical score
+    (engine/embedded.py); other methods ignore them. The plan's params say what was used."""
+
     def step(name: str, fraction: float) -> None:
         if cancelled is not None and cancelled():
             raise Cancelled("planning cancelled")
@@ -128,6 +134,8 @@ def _make_plan(
             progress(name, fraction)
 
     b = _Builder(memories, store_format, now, profile.cluster_max)
+    if profile.method == "memtui":
+        b.embeddings = embeddings
     decay = model(profile.decay_model, profile.decay_rate) if profile.decay_model else None
     step("decay", 0.0)
     if decay is not None and profile.apply_decay:
@@ -156,10 +164,18 @@ def _make_plan(
     if profile.merge_rule == "thesearch":
         _promote(b, profile, pairs, now, decay)
     step("done", 1.0)
-    plan = Plan(store, store_format, fingerprint, profile.name, now, profile.to_dict(), b.actions)
+    params = profile.to_dict()
+    params["similarity"] = _similarity_used(profile, b.embeddings)
+    plan = Plan(store, store_format, fingerprint, profile.name, now, params, b.actions)
     if profile.merge_rule == "thesearch":
         plan.health = _health(memories, b.actions, now, decay, last_run)
     return plan
+
+
+def _similarity_used(profile: Profile, embeddings: Embeddings | None) -> dict[str, Any]:
+    if embeddings is None:
+        return {"method": profile.method}
+    return {"method": "memtui+embed", "model": embeddings.model}
 
 
 # -- steps ------------------------------------------------------------------------------------
@@ -210,7 +226,13 @@ def _lowest_line(profile: Profile) -> float:
 
 def _pairs(b: _Builder, profile: Profile, progress: Callable[[int, int], None]) -> list[Pair]:
     b.eligible = _eligible(b, profile)
-    return candidate_pairs(b.eligible, profile.method, _lowest_line(profile), progress=progress)
+    return candidate_pairs(
+        b.eligible,
+        profile.method,
+        _lowest_line(profile),
+        progress=progress,
+        embeddings=b.embeddings,
+    )
 
 
 def _group_scores(
@@ -440,7 +462,7 @@ def _memtui_absorb_and_merge(
 
 def _similarity_matrix(b: _Builder, method: str) -> Callable[[list[str]], np.ndarray]:
     """All scores among some eligible entries, as the candidate search scored them."""
-    return similarity_source(b.current, b.eligible, method)
+    return similarity_source(b.current, b.eligible, method, b.embeddings)
 
 
 def _clauses(n: int) -> str:
