@@ -20,6 +20,7 @@ from memtui.engine.decay import DecayModel, model
 from memtui.engine.grouping import linkage_groups, similarity_source
 from memtui.engine.ids import IdMaker
 from memtui.engine.merging import absorb_entries, merge_entries, retire
+from memtui.engine.pi_dedupe import pi_answer, pi_dedupe_groups, pi_fold
 from memtui.engine.plan import Action, Plan
 from memtui.engine.profiles import Profile
 from memtui.engine.similarity import jaro_winkler
@@ -27,9 +28,10 @@ from memtui.engine.wording import rule_wording
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
 from memtui.model import SOURCE_PRIORITY, Memory, Source, Status
-from memtui.times import days_between
+from memtui.times import days_between, to_base36, to_epoch_ms
 
 Progress = Callable[[str, float], None]
+MergedText = Callable[[Sequence[Memory]], str | None]
 
 
 class Cancelled(MemtuiError):
@@ -120,7 +122,13 @@ def _make_plan(
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
     last_run: datetime | None = None,
+    session: str | None = None,
+    merged_text: MergedText | None = None,
 ) -> Plan:
+    """`session` names the consolidation in the entries the pi rule creates (pi's
+    `sourceSession`; default `memtui-plan-<now, epoch ms in base 36>`). `merged_text` stands
+    in for pi's model when given: the merged wording of a cluster, or None for a veto."""
+
     def step(name: str, fraction: float) -> None:
         if cancelled is not None and cancelled():
             raise Cancelled("planning cancelled")
@@ -138,7 +146,8 @@ def _make_plan(
     )
     step("merge", 0.8)
     if profile.merge_rule == "pi":
-        _pi_absorb_and_merge(b, profile, pairs, now)
+        session = session or f"memtui-plan-{to_base36(to_epoch_ms(now))}"
+        _pi_absorb_and_merge(b, profile, pairs, now, session, merged_text)
     elif profile.merge_rule == "memtui":
         _memtui_absorb_and_merge(b, profile, pairs, now)
     elif profile.merge_rule == "thesearch":
@@ -171,7 +180,8 @@ def _decay(b: _Builder, decay: DecayModel, profile: Profile, now: datetime) -> N
             continue
         new = decay.value_at(memory, now)
         change = memory.importance - new
-        if change <= 0 or change < profile.decay_min_change:
+        moves_anchor = decay.name == "pi" and memory.last_decayed_at != now
+        if (change <= 0 or change < profile.decay_min_change) and not moves_anchor:
             continue
         days = decay.elapsed(memory, now)
         after = memory.with_(importance=new, last_decayed_at=now)
@@ -230,12 +240,88 @@ def _span(scores: list[float]) -> dict[str, float]:
     return {"min_score": min(scores), "max_score": max(scores)}
 
 
-def _pi_absorb_and_merge(b: _Builder, profile: Profile, pairs: list[Pair], now: datetime) -> None:
-    assert profile.merge_threshold is not None and profile.absorb_threshold is not None
+def _pi_absorb_and_merge(
+    b: _Builder,
+    profile: Profile,
+    pairs: list[Pair],
+    now: datetime,
+    session: str,
+    merged_text: MergedText | None,
+) -> None:
+    assert profile.merge_threshold is not None
     merge_pairs = [(p.a, p.b) for p in pairs if p.score >= profile.merge_threshold]
     groups = clusters(merge_pairs, b.order, profile.cluster_min, profile.cluster_max)
-    in_cluster = {i for g in groups for i in g}
     score_of = {(p.a, p.b): p.score for p in pairs}
+    if profile.absorb_threshold is not None:
+        # an opt-in memtui rule (pi absorbs only as a new memory arrives, in its extractor)
+        _pi_absorb(b, profile, pairs, groups, score_of, now)
+    group_scores = _group_scores(groups, ((x, y, score_of[(x, y)]) for x, y in merge_pairs))
+    merged_any: list[str] = []
+    for group, scores in zip(groups, group_scores, strict=True):
+        members = [b.current[i] for i in group]
+        answer = None
+        if merged_text is not None:
+            answer = pi_answer(merged_text(members))
+            if answer is None:
+                continue  # the model's veto (or an answer pi ignores): pi leaves them be
+        merged, retired = merge_entries(
+            members,
+            new_id=b.ids.new("|".join(group)),
+            now=now,
+            rule="pi",
+            content=answer,
+            max_paths=profile.max_paths,
+            max_tags=profile.max_tags,
+        )
+        # pi's merged entry: no evidence count, the consolidation's session, nothing else
+        merged = merged.with_(evidence_count=None, extra={"sourceSession": session})
+        action = b.add(
+            "merge",
+            group,
+            [merged, *retired],
+            f"pi: union-find over similarity ≥ {profile.merge_threshold:g}, "
+            f"clusters of {profile.cluster_min}–{profile.cluster_max}",
+            {**_span(scores), "size": len(group)},
+            f"{len(group)} entries about one thing (pi similarity up to {max(scores):.2f}) "
+            f"become one, worded as {_whose(members) if answer is None else 'the model says'}.",
+        )
+        merged_any.append(action.id)
+    if merged_any:
+        _pi_dedupe(b, now, merged_any)
+
+
+def _pi_dedupe(b: _Builder, now: datetime, merges: list[str]) -> None:
+    """pi's dedupe after a consolidation that merged something: entries whose normalised
+    content is identical fold into the most potent one, across the whole store."""
+    for survivor_id, folded_ids in pi_dedupe_groups(b.active()):
+        survivor = b.current[survivor_id]
+        folded = [b.current[i] for i in folded_ids]
+        kept = pi_fold(survivor, folded)
+        retired = retire(folded, survivor_id, now)
+        action = b.add(
+            "absorb",
+            [survivor_id, *folded_ids],
+            [kept, *retired],
+            "pi: dedupe of identical normalised content after a merge",
+            {"size": 1 + len(folded)},
+            f"{1 + len(folded)} entries say exactly the same (ignoring case, spaces and "
+            "punctuation): pi folds them into the most potent one after it merges.",
+            details={"after_merges": merges},
+        )
+        # pi folds only when some merge is applied: tie each fold to the plan's merges
+        action.depends_on = sorted(set(action.depends_on) | {merges[0]}, key=lambda a: int(a[1:]))
+
+
+def _pi_absorb(
+    b: _Builder,
+    profile: Profile,
+    pairs: list[Pair],
+    groups: list[list[str]],
+    score_of: dict[tuple[str, str], float],
+    now: datetime,
+) -> None:
+    assert profile.absorb_threshold is not None
+    in_cluster = {i for g in groups for i in g}
     # pi absorbs a near-identical pair as it arrives; here: the ones its clusters leave out
     high = [
         (p.a, p.b)
@@ -266,27 +352,6 @@ def _pi_absorb_and_merge(b: _Builder, profile: Profile, pairs: list[Pair], now: 
             _span(scores),
             f"{len(group)} near-identical entries (pi similarity {max(scores):.2f}): the older "
             f"keeps its wording and gains tags, paths and importance +{profile.absorb_boost:g}.",
-        )
-    group_scores = _group_scores(groups, ((x, y, score_of[(x, y)]) for x, y in merge_pairs))
-    for group, scores in zip(groups, group_scores, strict=True):
-        members = [b.current[i] for i in group]
-        merged, retired = merge_entries(
-            members,
-            new_id=b.ids.new("|".join(group)),
-            now=now,
-            rule="pi",
-            max_paths=profile.max_paths,
-            max_tags=profile.max_tags,
-        )
-        b.add(
-            "merge",
-            group,
-            [merged, *retired],
-            f"pi: union-find over similarity ≥ {profile.merge_threshold:g}, "
-            f"clusters of {profile.cluster_min}–{profile.cluster_max}",
-            {**_span(scores), "size": len(group)},
-            f"{len(group)} entries about one thing (pi similarity up to {max(scores):.2f}) "
-            f"become one, worded as {_whose(members)}.",
         )
 
 
