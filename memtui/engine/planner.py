@@ -19,7 +19,7 @@ from memtui.engine.clusters import capped_components, clusters
 from memtui.engine.decay import DecayModel, model
 from memtui.engine.grouping import linkage_groups, similarity_source
 from memtui.engine.ids import IdMaker
-from memtui.engine.merging import absorb_entries, merge_entries, retire
+from memtui.engine.merging import absorb_entries, best_member, merge_entries, retire
 from memtui.engine.pi_dedupe import pi_answer, pi_dedupe_groups, pi_fold
 from memtui.engine.plan import Action, Plan
 from memtui.engine.profiles import Profile
@@ -259,11 +259,13 @@ def _pi_absorb_and_merge(
     merged_any: list[str] = []
     for group, scores in zip(groups, group_scores, strict=True):
         members = [b.current[i] for i in group]
-        answer = None
         if merged_text is not None:
             answer = pi_answer(merged_text(members))
             if answer is None:
                 continue  # the model's veto (or an answer pi ignores): pi leaves them be
+        else:
+            # without a model: the best member's wording, cut where pi cuts a model's answer
+            answer = pi_answer(best_member(members).content)
         merged, retired = merge_entries(
             members,
             new_id=b.ids.new("|".join(group)),
@@ -283,7 +285,8 @@ def _pi_absorb_and_merge(
             f"clusters of {profile.cluster_min}–{profile.cluster_max}",
             {**_span(scores), "size": len(group)},
             f"{len(group)} entries about one thing (pi similarity up to {max(scores):.2f}) "
-            f"become one, worded as {_whose(members) if answer is None else 'the model says'}.",
+            f"become one, worded as "
+            f"{_whose(members) if merged_text is None else 'the model says'}.",
         )
         merged_any.append(action.id)
     if merged_any:

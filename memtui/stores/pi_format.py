@@ -123,7 +123,7 @@ class PiFormat:
         _set_or_drop(out, "userId", memory.user_id)
         if base is not None and _same_record(out, base):
             return base  # unchanged: written exactly as the file has it
-        return out
+        return _in_pi_order(out, base, memory.extra)
 
     def keeps(self, memory: Memory) -> bool:
         return memory.status is Status.ACTIVE
@@ -209,6 +209,27 @@ def _js_zero(value: Any) -> Any:
 
 
 _TIMES = ("createdAt", "lastInjectedAt", "lastDecayedAt")
+# where pi's loader puts the keys an entry lacked (even those it leaves undefined: a later
+# assignment fills that slot), and the order of an entry pi's `add` creates
+_LOAD_SLOTS = ("id", "type", "content", "paths", "potency", *_TIMES, "accessCount", "source")
+_LOAD_SLOTS += ("tags", "tenured", "evidenceCount")
+_ADD_HEAD = ("type", "content", "paths", "potency", "source", "tags")
+_ADD_TAIL = ("id", *_TIMES, "accessCount", "tenured", "evidenceCount")
+
+
+def _in_pi_order(
+    out: dict[str, Any], base: dict[str, Any] | None, extra: dict[str, Any]
+) -> dict[str, Any]:
+    """`out` with its keys where pi would have them: an entry read from the file keeps the
+    file's order, then pi's load slots, then new keys in the order they were set; a new entry
+    is in the order pi's `add` writes."""
+    if base is not None:
+        slots = [*base, *(k for k in _LOAD_SLOTS if k not in base)]
+    else:
+        slots = [*_ADD_HEAD, *(k for k in extra if k not in _ADD_TAIL), *_ADD_TAIL]
+    ordered = {k: out[k] for k in slots if k in out}
+    ordered.update(out)
+    return ordered
 
 
 def _memory(entry: dict[str, Any]) -> Memory:
@@ -326,3 +347,31 @@ def _set_or_drop(out: dict[str, Any], key: str, value: Any) -> None:
         out.pop(key, None)
     else:
         out[key] = value
+
+
+_ADAPT_WINDOW_MS = 7 * 86_400_000
+
+
+def pi_session_header(header: dict[str, Any], now: datetime, added: int) -> dict[str, Any]:
+    """pi's top-level bookkeeping for a session start and a consolidation that added `added`
+    entries: an `adaptation` window of seven days or more restarts at now (pi tunes its
+    in-memory decay factor then, which a fresh process never keeps), and each new entry
+    counts towards the day's `dailyAddedCount` (a new UTC day restarts the count)."""
+    out = dict(header)
+    now_ms = to_epoch_ms(now)
+    window = out.get("adaptation")
+    start = window.get("windowStart") if isinstance(window, dict) else None
+    if _finite(start) and now_ms - start >= _ADAPT_WINDOW_MS:
+        out["adaptation"] = {
+            "windowStart": now_ms,
+            "injections": 0,
+            "recallHits": 0,
+            "lastAdaptedAt": now_ms,
+        }
+    if added:
+        today = now.strftime("%Y-%m-%d")
+        count = out.get("dailyAddedCount")
+        if out.get("dailyAddedDate") != today:
+            out["dailyAddedDate"], count = today, 0
+        out["dailyAddedCount"] = (count if _finite(count) else 0) + added
+    return out
