@@ -16,7 +16,8 @@ import pytest
 
 from memtui.curate import apply_plan
 from memtui.engine.decay import model
-from memtui.engine.planner import make_plan
+from memtui.engine.pi_dedupe import pi_answer
+from memtui.engine.planner import DEDUPE_RULE, make_plan, redo_pi_dedupe
 from memtui.engine.profiles import PROFILES
 from memtui.errors import MemtuiError
 from memtui.model import Memory
@@ -215,6 +216,47 @@ def test_pi_plan_consolidates_as_pi(name: str, date: str, now: int, tmp_path: Pa
     assert pi_session_header(header, from_epoch_ms(now), added) == {
         k: v for k, v in pis.items() if k != "memories"
     }
+
+
+@pytest.mark.parametrize("name,date,now", CONSOLIDATE)
+def test_a_reviewed_pi_plan_folds_only_after_accepted_merges(
+    name: str, date: str, now: int, tmp_path: Path
+) -> None:
+    """The model's answers put into a plan afterwards (as `--llm` does): vetoed merges wait
+    for a decision, pi's dedupe is planned again for the merges left, and applying what needs
+    no decision gives pi's store."""
+    source = (
+        HERE / "consolidate" / "dedupe-store.json"
+        if name == "dedupe-store"
+        else HERE.parent / f"{name}.json"
+    )
+    store_file = tmp_path / "memory-store.json"
+    shutil.copy(source, store_file)
+    store = open_store(str(store_file))
+    at = from_epoch_ms(now)
+    plan = make_plan(
+        store.memories(), PROFILES["pi"], at, store_format="pi", **_names(store), session=SESSION
+    )
+    for action in plan.actions:
+        if action.kind != "merge":
+            continue
+        answer = pi_answer(_stub(action.before))
+        if answer is None:
+            action.needs_decision = True
+        else:
+            fresh = {m.id for m in action.before}
+            action.after = [m if m.id in fresh else m.with_(content=answer) for m in action.after]
+    plan = redo_pi_dedupe(plan, store.memories())
+    if not any(a.kind == "merge" and not a.needs_decision for a in plan.actions):
+        assert not any(a.rule == DEDUPE_RULE for a in plan.actions)
+    apply_plan(store, plan, None, now=at)
+    ours = pi_loads(store_file.read_bytes())
+    before = {m["id"] for m in pi_loads(source.read_bytes())["memories"]}
+    for m in ours["memories"]:
+        if m["id"] not in before:
+            m["id"] = RANDOM_ID
+    pis = pi_loads((HERE / "consolidate" / f"{name}.{date}.json").read_bytes())
+    _same_memories_within_ulps(ours["memories"], pis["memories"])
 
 
 # -- numbers -----------------------------------------------------------------------------------

@@ -293,6 +293,47 @@ def _pi_absorb_and_merge(
         _pi_dedupe(b, now, merged_any)
 
 
+DEDUPE_RULE = "pi: dedupe of identical normalised content after a merge"
+
+
+def redo_pi_dedupe(plan: Plan, memories: Sequence[Memory]) -> Plan:
+    """`plan` with pi's dedupe planned again for the merges that are now approved by default
+    (a model vetoed some, or could not be asked): none when no merge is left, as pi folds
+    nothing then. Action ids of the other actions stay."""
+    others = [a for a in plan.actions if a.rule != DEDUPE_RULE]
+    plan = Plan(
+        plan.store,
+        plan.store_format,
+        plan.store_fingerprint,
+        plan.profile,
+        plan.now,
+        plan.params,
+        others,
+        dict(plan.health),
+    )
+    approved = set(plan.default_approved())
+    merges = [a.id for a in others if a.kind == "merge" and a.id in approved]
+    if not merges:
+        return plan
+    b = _Builder(memories, plan.store_format, plan.now, 10**9)
+    for action in others:
+        if action.id in approved:
+            for memory in action.after:
+                if memory.id not in b.current:
+                    b.order.append(memory.id)
+                    b.position[memory.id] = len(b.order) - 1
+                b.current[memory.id] = memory
+                b.last_touch[memory.id] = action.id
+    b.actions = list(others)
+    next_id = max((int(a.id[1:]) for a in others), default=0)
+    before = len(b.actions)
+    _pi_dedupe(b, plan.now, merges)
+    for n, action in enumerate(b.actions[before:], start=1):
+        action.id = f"a{next_id + n}"  # after every id the plan already uses
+    plan.actions = b.actions
+    return plan
+
+
 def _pi_dedupe(b: _Builder, now: datetime, merges: list[str]) -> None:
     """pi's dedupe after a consolidation that merged something: entries whose normalised
     content is identical fold into the most potent one, across the whole store."""
@@ -305,7 +346,7 @@ def _pi_dedupe(b: _Builder, now: datetime, merges: list[str]) -> None:
             "absorb",
             [survivor_id, *folded_ids],
             [kept, *retired],
-            "pi: dedupe of identical normalised content after a merge",
+            DEDUPE_RULE,
             {"size": 1 + len(folded)},
             f"{1 + len(folded)} entries say exactly the same (ignoring case, spaces and "
             "punctuation): pi folds them into the most potent one after it merges.",
