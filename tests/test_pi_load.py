@@ -8,6 +8,7 @@ from pathlib import Path
 
 from memtui.model import Memory
 from memtui.stores import Change, open_store
+from memtui.stores.pi_json import dumps as pi_dumps
 from memtui.stores.pi_json import loads as pi_loads
 from memtui.times import from_epoch_ms
 
@@ -86,3 +87,17 @@ def test_evidence_count_zero_reads_as_one(tmp_path: Path) -> None:
     text = json.dumps({"version": 1, "memories": [{**ENTRY, "evidenceCount": 0}]})
     store = open_store(str(_store_file(tmp_path, text)))
     assert store.get("mem_good").evidence_count == 1
+
+
+def test_an_entry_with_a_lone_surrogate_comes_back_on_undo(tmp_path: Path) -> None:
+    cut = {**ENTRY, "id": "mem_cut", "content": "half an emoji \ud83d"}
+    path = tmp_path / "memory-store.json"
+    path.write_bytes(pi_dumps({"version": 1, "updatedAt": 1, "memories": [cut, ENTRY]}))
+    original = path.read_bytes()
+    _edit(path, "mem_cut")
+    store = open_store(str(path))
+    assert store.get("mem_cut").importance == 0.9 and not store.problems()
+    store.undo(now=NOW)
+    written = pi_loads(path.read_bytes())
+    assert written["memories"] == pi_loads(original)["memories"]
+    assert b'"half an emoji \\ud83d"' in path.read_bytes()

@@ -315,7 +315,7 @@ def redo_pi_dedupe(plan: Plan, memories: Sequence[Memory]) -> Plan:
     merges = [a.id for a in others if a.kind == "merge" and a.id in approved]
     if not merges:
         return plan
-    b = _Builder(memories, plan.store_format, plan.now, 10**9)
+    b = _Builder(memories, plan.store_format, plan.now, int(plan.params.get("cluster_max", 8)))
     for action in others:
         if action.id in approved:
             for memory in action.after:
@@ -337,23 +337,28 @@ def redo_pi_dedupe(plan: Plan, memories: Sequence[Memory]) -> Plan:
 def _pi_dedupe(b: _Builder, now: datetime, merges: list[str]) -> None:
     """pi's dedupe after a consolidation that merged something: entries whose normalised
     content is identical fold into the most potent one, across the whole store."""
+    step = max(1, b.cap - 1)
     for survivor_id, folded_ids in pi_dedupe_groups(b.active()):
-        survivor = b.current[survivor_id]
-        folded = [b.current[i] for i in folded_ids]
-        kept = pi_fold(survivor, folded)
-        retired = retire(folded, survivor_id, now)
-        action = b.add(
-            "absorb",
-            [survivor_id, *folded_ids],
-            [kept, *retired],
-            DEDUPE_RULE,
-            {"size": 1 + len(folded)},
-            f"{1 + len(folded)} entries say exactly the same (ignoring case, spaces and "
-            "punctuation): pi folds them into the most potent one after it merges.",
-            details={"after_merges": merges},
-        )
-        # pi folds only when some merge is applied: tie each fold to the plan's merges
-        action.depends_on = sorted(set(action.depends_on) | {merges[0]}, key=lambda a: int(a[1:]))
+        # pi folds one twin after the other: over the cap, the same folds in several actions
+        for start in range(0, len(folded_ids), step):
+            chunk = folded_ids[start : start + step]
+            survivor = b.current[survivor_id]
+            folded = [b.current[i] for i in chunk]
+            kept = pi_fold(survivor, folded)
+            retired = retire(folded, survivor_id, now)
+            action = b.add(
+                "absorb",
+                [survivor_id, *chunk],
+                [kept, *retired],
+                DEDUPE_RULE,
+                {"size": 1 + len(folded_ids)},
+                f"{1 + len(folded_ids)} entries say exactly the same (ignoring case, spaces "
+                "and punctuation): pi folds them into the most potent one after it merges.",
+                details={"after_merges": merges},
+            )
+            # pi folds only when some merge is applied: tie each fold to the plan's merges
+            deps = set(action.depends_on) | {merges[0]}
+            action.depends_on = sorted(deps, key=lambda a: int(a[1:]))
 
 
 def _pi_absorb(

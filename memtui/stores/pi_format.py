@@ -75,7 +75,11 @@ class PiFormat:
             if len(entry["content"]) > MAX_CONTENT_CHARS:
                 unreadable.append((index, record, "content too long for memtui"))
                 continue
-            memories[ident] = _memory(entry)
+            try:
+                memories[ident] = _memory(entry)
+            except (OverflowError, ValueError):
+                unreadable.append((index, record, "holds a time memtui cannot hold"))
+                continue
             raws[ident] = record
             changed = _normalised_fields(record, entry)
             if changed:

@@ -128,7 +128,9 @@ def _write(value: Any, indent: str, out: list[str]) -> None:
     elif value is False:
         out.append("false")
     elif isinstance(value, int):
-        out.append(str(value) if -_MAX_SAFE <= value <= _MAX_SAFE else number_text(float(value)))
+        # an integer beyond 2^53 comes only from the file (pi's own reads make it a double):
+        # its digits are written as the file had them
+        out.append(str(value))
     elif isinstance(value, float):
         out.append(number_text(value))
     elif isinstance(value, dict):
