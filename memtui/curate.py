@@ -510,6 +510,19 @@ def lineage(store: Store, ident: str) -> Lineage:
     return Lineage(ident, older, newer, records, events)
 
 
+def _record_back(store: Store, image: ChangeImage | None, back: Memory) -> dict[str, Any] | None:
+    """The record the file held before the entry left it, when it says what `back` says: the
+    entry then comes back byte for byte (its key order included)."""
+    raw = image.before_raw if image is not None and image.after_raw is None else None
+    if raw is None or store.find(back.id) is not None:
+        return None
+    try:
+        same = store.format.decode(raw, store.path) == store.visible(back)
+    except MemtuiError:
+        return None
+    return raw if same else None
+
+
 def restore(store: Store, ident: str, *, now: datetime) -> Transaction:
     """Bring an entry back. A merge or absorption is undone as one unit: every member returns,
     a merged entry that the merge created is removed (status deleted, restorable in turn), and
@@ -533,7 +546,12 @@ def restore(store: Store, ident: str, *, now: datetime) -> Transaction:
             extra={k: v for k, v in member.extra.items() if k != "supersede_reason"},
         )
         position = image.position if image is not None and before is None else None
-        changes[member.id] = Change(before if before is not None else member, back, None, position)
+        changes[member.id] = Change(
+            before if before is not None else member,
+            back,
+            _record_back(store, image, back),
+            position,
+        )
 
     successor_id = entry.superseded_by if entry.status in RETIRED else None
     if successor_id is None:

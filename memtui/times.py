@@ -21,6 +21,11 @@ def to_epoch_ms(dt: datetime) -> int:
     return (dt - EPOCH) // _MS
 
 
+def epoch_ms_float(dt: datetime) -> float:
+    """Epoch milliseconds with the fraction (exact for microsecond times, as pi stores them)."""
+    return (dt - EPOCH) / _MS
+
+
 _fromisoformat = datetime.fromisoformat
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memtui.model import Memory
-from memtui.times import days_between
+from memtui.times import days_between, epoch_ms_float
 
 MODELS = ("pi", "longterm", "halflife", "ebbinghaus")
 
@@ -59,14 +59,20 @@ class DecayModel:
 
     def elapsed(self, memory: Memory, now: datetime) -> float:
         anchor = self.anchor(memory)
-        return days_between(anchor, now) if anchor is not None else 0.0
+        if anchor is None:
+            return 0.0
+        if self.name == "pi":
+            # pi's own arithmetic: (now − anchor) / 86400000 on epoch milliseconds
+            return (epoch_ms_float(now) - epoch_ms_float(anchor)) / 86_400_000
+        return days_between(anchor, now)
 
     def value_at(self, memory: Memory, now: datetime, day: float = 0.0) -> float:
         """Importance `day` days after `now` (day 0: what decay would set it to now)."""
         if self.exempt(memory):
             return memory.importance
         # elapsed counts from the model's anchor (ebbinghaus: the last access)
-        return memory.importance * self._factor(memory, self.elapsed(memory, now) + day)
+        value = memory.importance * self._factor(memory, self.elapsed(memory, now) + day)
+        return max(0.0, min(1.0, value)) if self.name == "pi" else value
 
     def crossing_day(self, memory: Memory, now: datetime, line: float) -> float | None:
         """Days after `now` until the importance falls below `line`: 0 if it already has,

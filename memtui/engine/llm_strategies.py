@@ -31,6 +31,7 @@ from memtui.engine.candidates import candidate_pairs
 from memtui.engine.clusters import components
 from memtui.engine.ids import IdMaker
 from memtui.engine.plan import Action, Plan
+from memtui.engine.planner import redo_pi_dedupe
 from memtui.engine.profiles import Profile
 from memtui.llm import LlmClient, LlmError
 from memtui.model import Memory, Source, Status
@@ -260,7 +261,7 @@ async def improve_plan(
         **plan.params,
         "llm": {"model": model, "strategies": list(strategies), "calls": client.calls},
     }
-    return Plan(
+    improved = Plan(
         plan.store,
         plan.store_format,
         plan.store_fingerprint,
@@ -270,6 +271,10 @@ async def improve_plan(
         kept,
         dict(plan.health),
     )
+    if profile.merge_rule == "pi" and "merge" in strategies:
+        # pi folds duplicates only after the merges its model accepted
+        improved = redo_pi_dedupe(improved, memories)
+    return improved
 
 
 def _is_new_merge(action: Action) -> bool:

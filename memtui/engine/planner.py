@@ -20,7 +20,8 @@ from memtui.engine.decay import DecayModel, model
 from memtui.engine.embedded import Embeddings
 from memtui.engine.grouping import linkage_groups, similarity_source
 from memtui.engine.ids import IdMaker
-from memtui.engine.merging import absorb_entries, merge_entries, retire
+from memtui.engine.merging import absorb_entries, best_member, merge_entries, retire
+from memtui.engine.pi_dedupe import pi_answer, pi_dedupe_groups, pi_fold
 from memtui.engine.plan import Action, Plan
 from memtui.engine.profiles import Profile
 from memtui.engine.similarity import jaro_winkler
@@ -28,9 +29,10 @@ from memtui.engine.wording import rule_wording
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
 from memtui.model import SOURCE_PRIORITY, Memory, Source, Status
-from memtui.times import days_between
+from memtui.times import days_between, to_base36, to_epoch_ms
 
 Progress = Callable[[str, float], None]
+MergedText = Callable[[Sequence[Memory]], str | None]
 
 
 class Cancelled(MemtuiError):
@@ -123,9 +125,14 @@ def _make_plan(
     cancelled: Callable[[], bool] | None = None,
     last_run: datetime | None = None,
     embeddings: Embeddings | None = None,
+    session: str | None = None,
+    merged_text: MergedText | None = None,
 ) -> Plan:
     """`embeddings`: sentence embeddings to combine with the `memtui` method's lexical score
-    (engine/embedded.py); other methods ignore them. The plan's params say what was used."""
+    (engine/embedded.py); other methods ignore them. The plan's params say what was used.
+    `session` names the consolidation in the entries the pi rule creates (pi's
+    `sourceSession`; default `memtui-plan-<now, epoch ms in base 36>`). `merged_text` stands
+    in for pi's model when given: the merged wording of a cluster, or None for a veto."""
 
     def step(name: str, fraction: float) -> None:
         if cancelled is not None and cancelled():
@@ -146,7 +153,8 @@ def _make_plan(
     )
     step("merge", 0.8)
     if profile.merge_rule == "pi":
-        _pi_absorb_and_merge(b, profile, pairs, now)
+        session = session or f"memtui-plan-{to_base36(to_epoch_ms(now))}"
+        _pi_absorb_and_merge(b, profile, pairs, now, session, merged_text)
     elif profile.merge_rule == "memtui":
         _memtui_absorb_and_merge(b, profile, pairs, now)
     elif profile.merge_rule == "thesearch":
@@ -187,7 +195,8 @@ def _decay(b: _Builder, decay: DecayModel, profile: Profile, now: datetime) -> N
             continue
         new = decay.value_at(memory, now)
         change = memory.importance - new
-        if change <= 0 or change < profile.decay_min_change:
+        moves_anchor = decay.name == "pi" and memory.last_decayed_at != now
+        if (change <= 0 or change < profile.decay_min_change) and not moves_anchor:
             continue
         days = decay.elapsed(memory, now)
         after = memory.with_(importance=new, last_decayed_at=now)
@@ -256,12 +265,137 @@ def _span(scores: list[float]) -> dict[str, float]:
     return {"min_score": min(scores), "max_score": max(scores)}
 
 
-def _pi_absorb_and_merge(b: _Builder, profile: Profile, pairs: list[Pair], now: datetime) -> None:
-    assert profile.merge_threshold is not None and profile.absorb_threshold is not None
+def _pi_absorb_and_merge(
+    b: _Builder,
+    profile: Profile,
+    pairs: list[Pair],
+    now: datetime,
+    session: str,
+    merged_text: MergedText | None,
+) -> None:
+    assert profile.merge_threshold is not None
     merge_pairs = [(p.a, p.b) for p in pairs if p.score >= profile.merge_threshold]
     groups = clusters(merge_pairs, b.order, profile.cluster_min, profile.cluster_max)
-    in_cluster = {i for g in groups for i in g}
     score_of = {(p.a, p.b): p.score for p in pairs}
+    if profile.absorb_threshold is not None:
+        # an opt-in memtui rule (pi absorbs only as a new memory arrives, in its extractor)
+        _pi_absorb(b, profile, pairs, groups, score_of, now)
+    group_scores = _group_scores(groups, ((x, y, score_of[(x, y)]) for x, y in merge_pairs))
+    merged_any: list[str] = []
+    for group, scores in zip(groups, group_scores, strict=True):
+        members = [b.current[i] for i in group]
+        if merged_text is not None:
+            answer = pi_answer(merged_text(members))
+            if answer is None:
+                continue  # the model's veto (or an answer pi ignores): pi leaves them be
+        else:
+            # without a model: the best member's wording, cut where pi cuts a model's answer
+            answer = pi_answer(best_member(members).content)
+        merged, retired = merge_entries(
+            members,
+            new_id=b.ids.new("|".join(group)),
+            now=now,
+            rule="pi",
+            content=answer,
+            max_paths=profile.max_paths,
+            max_tags=profile.max_tags,
+        )
+        # pi's merged entry: no evidence count, the consolidation's session, nothing else
+        merged = merged.with_(evidence_count=None, extra={"sourceSession": session})
+        action = b.add(
+            "merge",
+            group,
+            [merged, *retired],
+            f"pi: union-find over similarity ≥ {profile.merge_threshold:g}, "
+            f"clusters of {profile.cluster_min}–{profile.cluster_max}",
+            {**_span(scores), "size": len(group)},
+            f"{len(group)} entries about one thing (pi similarity up to {max(scores):.2f}) "
+            f"become one, worded as "
+            f"{_whose(members) if merged_text is None else 'the model says'}.",
+        )
+        merged_any.append(action.id)
+    if merged_any:
+        _pi_dedupe(b, now, merged_any)
+
+
+DEDUPE_RULE = "pi: dedupe of identical normalised content after a merge"
+
+
+def redo_pi_dedupe(plan: Plan, memories: Sequence[Memory]) -> Plan:
+    """`plan` with pi's dedupe planned again for the merges that are now approved by default
+    (a model vetoed some, or could not be asked): none when no merge is left, as pi folds
+    nothing then. Action ids of the other actions stay."""
+    others = [a for a in plan.actions if a.rule != DEDUPE_RULE]
+    plan = Plan(
+        plan.store,
+        plan.store_format,
+        plan.store_fingerprint,
+        plan.profile,
+        plan.now,
+        plan.params,
+        others,
+        dict(plan.health),
+    )
+    approved = set(plan.default_approved())
+    merges = [a.id for a in others if a.kind == "merge" and a.id in approved]
+    if not merges:
+        return plan
+    b = _Builder(memories, plan.store_format, plan.now, int(plan.params.get("cluster_max", 8)))
+    for action in others:
+        if action.id in approved:
+            for memory in action.after:
+                if memory.id not in b.current:
+                    b.order.append(memory.id)
+                    b.position[memory.id] = len(b.order) - 1
+                b.current[memory.id] = memory
+                b.last_touch[memory.id] = action.id
+    b.actions = list(others)
+    next_id = max((int(a.id[1:]) for a in others), default=0)
+    before = len(b.actions)
+    _pi_dedupe(b, plan.now, merges)
+    for n, action in enumerate(b.actions[before:], start=1):
+        action.id = f"a{next_id + n}"  # after every id the plan already uses
+    plan.actions = b.actions
+    return plan
+
+
+def _pi_dedupe(b: _Builder, now: datetime, merges: list[str]) -> None:
+    """pi's dedupe after a consolidation that merged something: entries whose normalised
+    content is identical fold into the most potent one, across the whole store."""
+    step = max(1, b.cap - 1)
+    for survivor_id, folded_ids in pi_dedupe_groups(b.active()):
+        # pi folds one twin after the other: over the cap, the same folds in several actions
+        for start in range(0, len(folded_ids), step):
+            chunk = folded_ids[start : start + step]
+            survivor = b.current[survivor_id]
+            folded = [b.current[i] for i in chunk]
+            kept = pi_fold(survivor, folded)
+            retired = retire(folded, survivor_id, now)
+            action = b.add(
+                "absorb",
+                [survivor_id, *chunk],
+                [kept, *retired],
+                DEDUPE_RULE,
+                {"size": 1 + len(folded_ids)},
+                f"{1 + len(folded_ids)} entries say exactly the same (ignoring case, spaces "
+                "and punctuation): pi folds them into the most potent one after it merges.",
+                details={"after_merges": merges},
+            )
+            # pi folds only when some merge is applied: tie each fold to the plan's merges
+            deps = set(action.depends_on) | {merges[0]}
+            action.depends_on = sorted(deps, key=lambda a: int(a[1:]))
+
+
+def _pi_absorb(
+    b: _Builder,
+    profile: Profile,
+    pairs: list[Pair],
+    groups: list[list[str]],
+    score_of: dict[tuple[str, str], float],
+    now: datetime,
+) -> None:
+    assert profile.absorb_threshold is not None
+    in_cluster = {i for g in groups for i in g}
     # pi absorbs a near-identical pair as it arrives; here: the ones its clusters leave out
     high = [
         (p.a, p.b)
@@ -292,27 +426,6 @@ def _pi_absorb_and_merge(b: _Builder, profile: Profile, pairs: list[Pair], now: 
             _span(scores),
             f"{len(group)} near-identical entries (pi similarity {max(scores):.2f}): the older "
             f"keeps its wording and gains tags, paths and importance +{profile.absorb_boost:g}.",
-        )
-    group_scores = _group_scores(groups, ((x, y, score_of[(x, y)]) for x, y in merge_pairs))
-    for group, scores in zip(groups, group_scores, strict=True):
-        members = [b.current[i] for i in group]
-        merged, retired = merge_entries(
-            members,
-            new_id=b.ids.new("|".join(group)),
-            now=now,
-            rule="pi",
-            max_paths=profile.max_paths,
-            max_tags=profile.max_tags,
-        )
-        b.add(
-            "merge",
-            group,
-            [merged, *retired],
-            f"pi: union-find over similarity ≥ {profile.merge_threshold:g}, "
-            f"clusters of {profile.cluster_min}–{profile.cluster_max}",
-            {**_span(scores), "size": len(group)},
-            f"{len(group)} entries about one thing (pi similarity up to {max(scores):.2f}) "
-            f"become one, worded as {_whose(members)}.",
         )
 
 

@@ -125,7 +125,9 @@ PROFILES: dict[str, Profile] = {
         decay_model="pi",
         decay_rate=0.95,
         decay_min_change=0.0,  # pi decays every entry on every run
-        absorb_threshold=0.8,
+        # pi's consolidator absorbs nothing (its +0.05 belongs to the extractor); set
+        # absorb_threshold = 0.8 to absorb near-identical pairs as memtui's own extra rule
+        absorb_threshold=None,
         absorb_into="older",
         absorb_boost=0.05,
         merge_threshold=0.3,

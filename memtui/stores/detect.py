@@ -13,6 +13,8 @@ from memtui.stores.document import Document, StoreFormat
 from memtui.stores.longterm_format import LongtermFormat
 from memtui.stores.native_format import NativeFormat, is_native
 from memtui.stores.pi_format import PiFormat
+from memtui.stores.pi_json import PiJsonError
+from memtui.stores.pi_json import loads as pi_loads
 
 FORMATS: dict[str, StoreFormat] = {
     "native": NativeFormat(),
@@ -37,6 +39,9 @@ def _parse_store(data: bytes, path: Path) -> tuple[StoreFormat, Document]:
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as e:
+        as_pi = _pi_value(data)  # pi's JSON.parse allows lone surrogates and huge numbers
+        if as_pi is not None:
+            return FORMATS["pi"], FORMATS["pi"].parse(as_pi, path)
         lines = _json_lines(data, path)
         if lines is None:
             raise StoreFormatError(f"{path}: {_json_problem(data, e)}") from None
@@ -61,6 +66,14 @@ def _parse_store(data: bytes, path: Path) -> tuple[StoreFormat, Document]:
         doc.header["indent"] = b"\n " in data[:4096]
         return FORMATS["longterm"], doc
     raise StoreFormatError(f"{path}: not a memory store (the JSON value is not an object or list)")
+
+
+def _pi_value(data: bytes) -> dict[str, Any] | None:
+    try:
+        value = pi_loads(data)
+    except PiJsonError:
+        return None
+    return value if isinstance(value, dict) and isinstance(value.get("memories"), list) else None
 
 
 def _layout(data: bytes) -> tuple[bool, bytes]:

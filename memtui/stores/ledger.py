@@ -5,6 +5,7 @@ memory it touched, and the append-only JSON Lines file that holds it beside non-
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -229,6 +230,18 @@ def undone_ids(transactions: list[Transaction]) -> dict[int, int]:
     return undone
 
 
+def _loads(line: bytes) -> Any:
+    """A ledger line; a pi record may hold a lone UTF-16 surrogate (pi cuts text at 500
+    units), which the standard library reads and orjson refuses."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:
+            return json.loads(line.decode("utf-8", "surrogatepass"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise orjson.JSONDecodeError("not JSON", line.decode("utf-8", "replace"), 0) from None
+
+
 def _entries(
     data: bytes, problems: list[str], path: Path
 ) -> Iterator[tuple[int, dict[str, Any], Transaction | None]]:
@@ -239,7 +252,7 @@ def _entries(
         if not line.strip():
             continue
         try:
-            entry, tx = orjson.loads(line), None
+            entry, tx = _loads(line), None
             if not isinstance(entry, dict):
                 raise LedgerEntryError("is not an object")
             if "tx" in entry:

@@ -7,23 +7,17 @@ they were, and the file keeps pi's layout: 2-space indented JSON, mode 0600.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from memtui.errors import StoreFormatError
-from memtui.jsonout import dumps
 from memtui.model import Memory, Source, Status
 from memtui.stores.document import Document
-from memtui.stores.fields import (
-    MAX_CONTENT_CHARS,
-    OPT_LIST,
-    OPT_NUM,
-    OPT_STR,
-    EntryReader,
-    json_type_name,
-)
+from memtui.stores.fields import MAX_CONTENT_CHARS, json_type_name
+from memtui.stores.pi_json import dumps as pi_dumps
 from memtui.times import from_epoch_ms, to_base36, to_epoch_ms
 
 PI_TYPES = frozenset({"decision", "convention", "pattern", "preference", "fact", "lesson"})
@@ -63,21 +57,53 @@ class PiFormat:
             raise StoreFormatError(f"{path}: 'memories' must be a list, got {got}")
         memories: dict[str, Memory] = {}
         raws: dict[str, dict[str, Any]] = {}
+        normalised: dict[str, str] = {}
+        unreadable: list[tuple[int, Any, str]] = []
         for index, record in enumerate(entries):
-            memory = _read(record, index, path, "memories[{}]")
-            if memory.id in memories:
-                raise StoreFormatError(f"{path}: memories[{index}] repeats the id {memory.id!r}")
-            memories[memory.id] = memory
-            raws[memory.id] = record
-        return Document(memories, raws, {"top": value})
+            entry = pi_entry(record, None)
+            if entry is None:
+                unreadable.append((index, record, _why_dropped(record)))
+                continue
+            if not entry.get("id"):
+                # pi would invent a random id on each load; a stable one keeps the ledger usable
+                digest = hashlib.sha1(f"{index}:{entry['content']}".encode()).hexdigest()[:8]
+                entry["id"] = f"mem_noid_{index}_{digest}"
+            ident = entry["id"]
+            if ident in memories:
+                unreadable.append((index, record, f"repeats the id {ident!r}"))
+                continue
+            if len(entry["content"]) > MAX_CONTENT_CHARS:
+                unreadable.append((index, record, "content too long for memtui"))
+                continue
+            try:
+                memories[ident] = _memory(entry)
+            except (OverflowError, ValueError):
+                unreadable.append((index, record, "holds a time memtui cannot hold"))
+                continue
+            raws[ident] = record
+            changed = _normalised_fields(record, entry)
+            if changed:
+                normalised[ident] = "read as pi reads it: " + ", ".join(changed)
+        header: dict[str, Any] = {"top": value}
+        if normalised:
+            header["normalised"] = normalised
+        if unreadable:
+            header["unreadable"] = unreadable
+        return Document(memories, raws, header)
 
     def decode(self, raw: dict[str, Any], path: Path) -> Memory:
-        return _read(raw, 0, path, "entry")
+        entry = pi_entry(raw, None)
+        if entry is None:
+            raise StoreFormatError(f"{path}: entry {_why_dropped(raw)}")
+        if not entry.get("id"):
+            raise StoreFormatError(f"{path}: entry has no id")
+        return _memory(entry)
 
     def encode(self, memory: Memory, base: dict[str, Any] | None) -> dict[str, Any] | None:
         if not self.keeps(memory):
             return None
-        out: dict[str, Any] = dict(base) if base else {}
+        normal = pi_entry(base, None) if base else None
+        out: dict[str, Any] = normal if normal is not None else {}
         for key in [k for k in out if k not in _KNOWN and k not in memory.extra]:
             del out[key]
         out["type"] = memory.category if memory.category in PI_TYPES else "fact"
@@ -99,7 +125,9 @@ class PiFormat:
         out["accessCount"] = memory.access_count
         _set_or_drop(out, "tenured", True if memory.tenured else None)
         _set_or_drop(out, "userId", memory.user_id)
-        return out
+        if base is not None and _same_record(out, base):
+            return base  # unchanged: written exactly as the file has it
+        return _in_pi_order(out, base, memory.extra)
 
     def keeps(self, memory: Memory) -> bool:
         return memory.status is Status.ACTIVE
@@ -113,12 +141,15 @@ class PiFormat:
         return raw
 
     def render(self, doc: Document, now: datetime | None) -> bytes:
-        top = {**file_header(doc, now), "memories": [doc.raws[ident] for ident in doc.memories]}
+        records: list[Any] = [doc.raws[ident] for ident in doc.memories]
+        for index, record, _why in doc.header.get("unreadable", ()):
+            records.insert(min(index, len(records)), record)  # kept where it was
+        top = {**file_header(doc, now), "memories": records}
         # keep the key order the file had
         order = list(doc.header.get("top") or {"version": 1, "updatedAt": 0, "memories": []})
         ordered = {key: top[key] for key in order if key in top}
         ordered.update(top)
-        return dumps(ordered, indent=True)
+        return pi_dumps(ordered)
 
     def new_id(self, doc: Document, now: datetime) -> str:
         while True:
@@ -128,85 +159,146 @@ class PiFormat:
 
 
 _SOURCES = {s.value: s for s in Source}
+_PI_SOURCES = frozenset(_SOURCES)
+_UNDEFINED = object()
 
 
-def _read(record: Any, index: int, path: Path, where: str) -> Memory:
-    try:
-        return _build(record, index)
-    except (TypeError, ValueError, OverflowError, KeyError, AttributeError):
-        pass
-    where = where.format(index)
-    _explain(EntryReader(path, where, record))
-    raise StoreFormatError(f"{path}: {where} cannot be read")
+def _finite(value: Any) -> TypeGuard[int | float]:
+    """JavaScript's `Number.isFinite`: a real, finite number (no strings, no booleans)."""
+    return type(value) in (int, float) and math.isfinite(value)
 
 
-def _build(rec: dict[str, Any], index: int) -> Memory:
-    """An entry with pi's own defaults; raises ValueError (or TypeError) on a wrong type, and
-    `_explain` then says which."""
-    get = rec.get
-    content = rec["content"]
-    ident, kind, source, user = get("id"), get("type"), get("source"), get("userId")
-    created, injected, decayed = get("createdAt"), get("lastInjectedAt"), get("lastDecayedAt")
+def _floor(value: int | float) -> int | float:
+    return value if type(value) is int else float(math.floor(value))
+
+
+def pi_entry(record: Any, now_ms: int | float | None) -> dict[str, Any] | None:
+    """The entry as pi's loader leaves it (its key order included), or None when pi drops it
+    (not an object, or content not a string). `now_ms` stands in for invalid `createdAt`
+    (pi uses the clock); None leaves such times out, as memtui does not invent them. A
+    missing id stays missing (pi generates a random one)."""
+    if not isinstance(record, dict) or type(record.get("content")) is not str:
+        return None
+    get = record.get
+    created = get("createdAt") if _finite(get("createdAt")) else now_ms
+    injected = get("lastInjectedAt") if _finite(get("lastInjectedAt")) else created
+    decayed = get("lastDecayedAt") if _finite(get("lastDecayedAt")) else injected
     potency, accesses, evidence = get("potency"), get("accessCount"), get("evidenceCount")
-    tags, paths = get("tags"), get("paths")
-    if not (
-        type(content) is str
-        and len(content) <= MAX_CONTENT_CHARS
-        and type(ident) in OPT_STR
-        and type(kind) in OPT_STR
-        and type(source) in OPT_STR
-        and type(user) in OPT_STR
-        and type(created) in OPT_NUM
-        and type(injected) in OPT_NUM
-        and type(decayed) in OPT_NUM
-        and type(potency) in OPT_NUM
-        and type(accesses) in OPT_NUM
-        and type(evidence) in OPT_NUM
-        and type(tags) in OPT_LIST
-        and type(paths) in OPT_LIST
-        and (not tags or all(type(t) is str for t in tags))
-        and (not paths or all(type(p) is str for p in paths))
-    ):
-        raise ValueError("wrong type")
-    if not ident:
-        # pi would invent a random id on its next load; a stable one keeps the ledger usable.
-        digest = hashlib.sha1(f"{index}:{content}".encode()).hexdigest()[:8]
-        ident = f"mem_noid_{index}_{digest}"
-    created = None if created is None else from_epoch_ms(created)
-    injected = created if injected is None else from_epoch_ms(injected)
-    decayed = injected if decayed is None else from_epoch_ms(decayed)
-    extra = {k: rec[k] for k in rec.keys() - _KNOWN}
+    ident = get("id")
+    fields: dict[str, Any] = {
+        "id": ident if type(ident) is str and ident else "",
+        "type": get("type") if get("type") in PI_TYPES else "fact",
+        "content": record["content"],
+        "paths": _strings(get("paths")),
+        "potency": max(0, min(1, potency)) if _finite(potency) else 0.8,
+        "createdAt": created,
+        "lastInjectedAt": injected,
+        "lastDecayedAt": decayed,
+        "accessCount": max(0, _floor(accesses)) if _finite(accesses) else 0,
+        "source": get("source") if get("source") in _PI_SOURCES else "auto",
+        "tags": _strings(get("tags")),
+        "tenured": True if get("tenured") is True else _UNDEFINED,
+        "evidenceCount": max(1, _floor(evidence)) if _finite(evidence) else _UNDEFINED,
+    }
+    out = {**record, **fields}
+    return {
+        k: _js_zero(v)
+        for k, v in out.items()
+        if v is not _UNDEFINED and not (v is None and k in _TIMES)
+    }
+
+
+def _strings(value: Any) -> list[str]:
+    """pi keeps the strings of a list and nothing of anything else."""
+    return [v for v in value if type(v) is str] if type(value) is list else []
+
+
+def _js_zero(value: Any) -> Any:
+    return 0 if type(value) is float and value == 0 else value
+
+
+_TIMES = ("createdAt", "lastInjectedAt", "lastDecayedAt")
+# where pi's loader puts the keys an entry lacked (even those it leaves undefined: a later
+# assignment fills that slot), and the order of an entry pi's `add` creates
+_LOAD_SLOTS: tuple[str, ...] = (
+    "id",
+    "type",
+    "content",
+    "paths",
+    "potency",
+    *_TIMES,
+    "accessCount",
+    "source",
+)
+_LOAD_SLOTS += ("tags", "tenured", "evidenceCount")
+_ADD_HEAD = ("type", "content", "paths", "potency", "source", "tags")
+_ADD_TAIL = ("id", *_TIMES, "accessCount", "tenured", "evidenceCount")
+
+
+def _in_pi_order(
+    out: dict[str, Any], base: dict[str, Any] | None, extra: dict[str, Any]
+) -> dict[str, Any]:
+    """`out` with its keys where pi would have them: an entry read from the file keeps the
+    file's order, then pi's load slots, then new keys in the order they were set; a new entry
+    is in the order pi's `add` writes."""
+    if base is not None:
+        slots = [*base, *(k for k in _LOAD_SLOTS if k not in base)]
+    else:
+        slots = [*_ADD_HEAD, *(k for k in extra if k not in _ADD_TAIL), *_ADD_TAIL]
+    ordered = {k: out[k] for k in slots if k in out}
+    ordered.update(out)
+    return ordered
+
+
+def _memory(entry: dict[str, Any]) -> Memory:
+    """A Memory from an entry as pi's loader leaves it (see `pi_entry`)."""
+    user = entry.get("userId")
+    times = [from_epoch_ms(entry[k]) if k in entry else None for k in _TIMES]
     return Memory(
-        id=ident,
-        content=content,
-        category=kind if kind in PI_TYPES else "fact",
-        importance=0.8 if potency is None else min(1.0, max(0.0, float(potency))),
-        source=_SOURCES.get(source, Source.AUTO),  # type: ignore[arg-type]
-        tags=tuple(tags) if tags else (),
-        paths=tuple(paths) if paths else (),
-        created_at=created,
-        last_accessed_at=injected,
-        last_decayed_at=decayed,
-        access_count=max(0, int(accesses or 0)),
-        evidence_count=int(evidence) if evidence is not None and evidence >= 1 else None,
-        tenured=get("tenured") is True,
-        user_id=user,
-        extra=extra,
+        id=entry["id"],
+        content=entry["content"],
+        category=entry["type"],
+        importance=float(entry["potency"]),
+        source=_SOURCES[entry["source"]],
+        tags=tuple(entry["tags"]),
+        paths=tuple(entry["paths"]),
+        created_at=times[0],
+        last_accessed_at=times[1],
+        last_decayed_at=times[2],
+        access_count=int(entry["accessCount"]),
+        evidence_count=int(entry["evidenceCount"]) if "evidenceCount" in entry else None,
+        tenured=entry.get("tenured") is True,
+        user_id=user if type(user) is str else None,
+        extra={k: entry[k] for k in entry.keys() - _KNOWN},
     )
 
 
-def _explain(r: EntryReader) -> None:
-    """Raise the error that names what is wrong with an entry that failed the schema."""
-    r.content()
-    for key in ("id", "type", "source", "userId"):
-        r.opt_str(key)
-    for key in ("createdAt", "lastInjectedAt", "lastDecayedAt"):
-        r.epoch_ms(key)
-    r.number("potency", 0.8)
-    r.number("accessCount", 0)
-    r.number("evidenceCount", 1)
-    r.str_list("tags")
-    r.str_list("paths")
+def _normalised_fields(record: dict[str, Any], entry: dict[str, Any]) -> list[str]:
+    """The fields pi's loader reads differently from what the file says."""
+    keys = dict.fromkeys([*record, *entry])
+    return [
+        k
+        for k in keys
+        if k != "id" and not _same_json(record.get(k, _UNDEFINED), entry.get(k, _UNDEFINED))
+    ] + (["id"] if not (type(record.get("id")) is str and record.get("id")) else [])
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    if type(a) in (int, float) and type(b) in (int, float):
+        return bool(a == b)
+    return type(a) is type(b) and bool(a == b)
+
+
+def _same_record(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return list(a) == list(b) and all(_same_json(a[k], b[k]) for k in a)
+
+
+def _why_dropped(record: Any) -> str:
+    if not isinstance(record, dict):
+        return f"is {json_type_name(record)}, not an entry; pi skips it"
+    if "content" not in record:
+        return "has no content; pi skips it"
+    return f"has content that is {json_type_name(record['content'])}, not text; pi skips it"
 
 
 def file_header(doc: Document, now: datetime | None) -> dict[str, Any]:
@@ -273,3 +365,31 @@ def _set_or_drop(out: dict[str, Any], key: str, value: Any) -> None:
         out.pop(key, None)
     else:
         out[key] = value
+
+
+_ADAPT_WINDOW_MS = 7 * 86_400_000
+
+
+def pi_session_header(header: dict[str, Any], now: datetime, added: int) -> dict[str, Any]:
+    """pi's top-level bookkeeping for a session start and a consolidation that added `added`
+    entries: an `adaptation` window of seven days or more restarts at now (pi tunes its
+    in-memory decay factor then, which a fresh process never keeps), and each new entry
+    counts towards the day's `dailyAddedCount` (a new UTC day restarts the count)."""
+    out = dict(header)
+    now_ms = to_epoch_ms(now)
+    window = out.get("adaptation")
+    start = window.get("windowStart") if isinstance(window, dict) else None
+    if _finite(start) and now_ms - start >= _ADAPT_WINDOW_MS:
+        out["adaptation"] = {
+            "windowStart": now_ms,
+            "injections": 0,
+            "recallHits": 0,
+            "lastAdaptedAt": now_ms,
+        }
+    if added:
+        today = now.strftime("%Y-%m-%d")
+        count = out.get("dailyAddedCount")
+        if out.get("dailyAddedDate") != today:
+            out["dailyAddedDate"], count = today, 0
+        out["dailyAddedCount"] = (count if _finite(count) else 0) + added
+    return out

@@ -1,0 +1,166 @@
+"""JSON as pi's Node.js reads and writes it: `JSON.parse` and `JSON.stringify(v, null, 2)`.
+
+What differs from Python's (and orjson's) JSON: every number is a double, spelled as
+JavaScript's `Number.prototype.toString` spells it (`1`, `1e-7`, `1e+21`); a lone UTF-16
+surrogate is a valid string character (written `\\ud83d`); `NaN`/`Infinity` tokens and a byte
+order mark are refused; an object's integer-like keys come first, in numeric order.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+_MAX_SAFE = 2**53
+_ARRAY_INDEX_LIMIT = 2**32 - 1
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
+_ESCAPES["\t"] = "\\t"
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')
+
+
+class PiJsonError(ValueError):
+    """The text is not JSON as `JSON.parse` reads it."""
+
+
+def _refuse_constant(token: str) -> Any:
+    raise PiJsonError(f"{token} is not JSON")
+
+
+def _number(text: str) -> int | float:
+    if text.lstrip("-").isdigit():
+        value = int(text)
+        return value if -_MAX_SAFE <= value <= _MAX_SAFE else float(text)
+    return float(text)
+
+
+def _is_index(key: str) -> bool:
+    """Whether JavaScript treats `key` as an array index (it then orders it first)."""
+    if not (key.isdigit() and key.isascii()):
+        return False
+    return str(int(key)) == key and int(key) < _ARRAY_INDEX_LIMIT
+
+
+def js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)  # a repeated key keeps its first place and its last value, as in JS
+    if any(_is_index(k) for k in out):
+        indexes = sorted((k for k in out if _is_index(k)), key=int)
+        out = {**{k: out[k] for k in indexes}, **{k: v for k, v in out.items() if not _is_index(k)}}
+    return out
+
+
+def loads(data: bytes) -> Any:
+    """The value `JSON.parse` reads from the file; PiJsonError if none. Bytes that are not
+    UTF-8 are refused (Node would read them as U+FFFD and so change the entry on its next
+    write; memtui changes nothing it was not asked to)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise PiJsonError(f"not valid UTF-8 ({e.reason})") from None
+    if text.startswith("\ufeff"):
+        raise PiJsonError("a byte order mark before the JSON value")
+    try:
+        return json.loads(
+            text,
+            object_pairs_hook=js_object,
+            parse_int=_number,
+            parse_float=float,
+            parse_constant=_refuse_constant,
+        )
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise PiJsonError(str(e)) from None
+
+
+def js_keys_in_order(value: Any) -> Any:
+    """`value` (parsed elsewhere) with every object's keys in JavaScript's order."""
+    if isinstance(value, dict):
+        return js_object([(k, js_keys_in_order(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return [js_keys_in_order(v) for v in value]
+    return value
+
+
+def number_text(value: float) -> str:
+    """`String(value)` in JavaScript (shortest round-trip digits, JS's exponent rules)."""
+    if not math.isfinite(value):
+        return "null"  # JSON.stringify writes NaN and ±Infinity as null
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    mantissa, _, exp = repr(abs(float(value))).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = (whole + frac).lstrip("0")
+    point = len(whole) + (int(exp) if exp else 0) - (len(whole + frac) - len(digits))
+    digits = digits.rstrip("0")
+    k, n = len(digits), point
+    if k <= n <= 21:
+        text = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = f"{digits[:n]}.{digits[n:]}"
+    elif -6 < n <= 0:
+        text = "0." + "0" * -n + digits
+    else:
+        e = n - 1
+        head = digits if k == 1 else f"{digits[0]}.{digits[1:]}"
+        text = f"{head}e{'+' if e > 0 else '-'}{abs(e)}"
+    return sign + text
+
+
+def _string(text: str) -> str:
+    if not _NEEDS_ESCAPE.search(text):
+        return f'"{text}"'
+    return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    return _ESCAPES.get(ch) or f"\\u{ord(ch):04x}"
+
+
+def _write(value: Any, indent: str, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(_string(value))
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        # an integer beyond 2^53 comes only from the file (pi's own reads make it a double):
+        # its digits are written as the file had them
+        out.append(str(value))
+    elif isinstance(value, float):
+        out.append(number_text(value))
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = indent + "  "
+        out.append("{")
+        first = True
+        for key, item in js_object(list(value.items())).items():
+            out.append(("\n" if first else ",\n") + inner + _string(str(key)) + ": ")
+            _write(item, inner, out)
+            first = False
+        out.append("\n" + indent + "}")
+    elif isinstance(value, list | tuple):
+        if not value:
+            out.append("[]")
+            return
+        inner = indent + "  "
+        out.append("[")
+        for n, item in enumerate(value):
+            out.append(("\n" if n == 0 else ",\n") + inner)
+            _write(item, inner, out)
+        out.append("\n" + indent + "]")
+    else:
+        raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def dumps(value: Any) -> bytes:
+    """`JSON.stringify(value, null, 2)` as UTF-8 bytes (no trailing newline)."""
+    out: list[str] = []
+    _write(value, "", out)
+    return "".join(out).encode("utf-8")
