@@ -158,7 +158,7 @@ BAD = {
     "[profiles.pi]\ncluster_min = 9\n": (
         "[profiles.pi] cluster_min: must be at most cluster_max (8)"
     ),
-    '[profiles.pi]\nmethod = "cosine"\n': "[profiles.pi] method: must be one of pi, tf-cosine",
+    '[profiles.pi]\nmethod = "cosine"\n': "[profiles.pi] method: expected one of pi, tf-cosine",
     '[profiles.longterm]\nconflict_categories = "fact"\n': (
         '[profiles.longterm] conflict_categories: expected a list of strings, got the string "fact"'
     ),

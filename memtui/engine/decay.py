@@ -21,10 +21,11 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
+from memtui.engine.choices import DECAY_MODELS
 from memtui.model import Memory
 from memtui.times import days_between, epoch_ms_float
 
-MODELS = ("pi", "longterm", "halflife", "ebbinghaus")
+MODELS = DECAY_MODELS
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,13 +23,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from memtui.engine.candidates import Pair, candidate_pairs, memtui_vectors
+from memtui.engine.choices import LINKAGES as _LINKAGES
 from memtui.engine.clusters import components
 from memtui.engine.embedded import Embeddings, cosine_matrix, entry_vectors
 from memtui.engine.lexical import vector_matrix
 from memtui.engine.similarity import memory_similarity
 from memtui.model import Memory
 
-LINKAGES = ("average", "complete", "single")
+LINKAGES = _LINKAGES
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from memtui.engine.choices import MERGE_RULES
 from memtui.errors import MemtuiError
 from memtui.model import SOURCE_PRIORITY, Memory, Source, Status
 
-RULES = ("pi", "longterm", "thesearch", "keep-base", "memtui")
+RULES = MERGE_RULES
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 

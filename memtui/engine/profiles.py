@@ -23,6 +23,14 @@ from pathlib import Path
 from types import UnionType
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from memtui.engine.choices import (
+    EXPIRE_KINDS,
+    DecayModelName,
+    ExpireKind,
+    Linkage,
+    MergeRule,
+    Method,
+)
 from memtui.errors import MemtuiError
 
 PROFILE_NAMES = ("pi", "longterm", "thesearch", "default")
@@ -33,7 +41,7 @@ DEFAULT_FOR_FORMAT = {"pi": "pi", "longterm": "longterm", "native": "default"}
 class Profile:
     name: str
     description: str
-    method: str
+    method: Method
     """Similarity method for duplicates and merges."""
 
     # which entries take part
@@ -43,7 +51,7 @@ class Profile:
     """Leave entries the user wrote by hand alone (pi)."""
 
     # decay
-    decay_model: str | None = None
+    decay_model: DecayModelName | None = None
     """`pi`, `longterm`, `halflife`, `ebbinghaus`, or none."""
     decay_rate: float = 1.0
     """Per-day factor for the pi and longterm models."""
@@ -54,8 +62,6 @@ class Profile:
 
     # absorbing near-exact duplicates
     absorb_threshold: float | None = None
-    absorb_into: str = "older"
-    """`older` (pi) or `important` (longterm: the higher importance keeps its content)."""
     absorb_boost: float = 0.0
     """Importance added to the entry that absorbs (pi: +0.05)."""
 
@@ -65,10 +71,10 @@ class Profile:
     """Pairs at or above this are absorbed instead of merged (longterm: 0.95)."""
     cluster_min: int = 2
     cluster_max: int = 8
-    merge_rule: str = "keep-base"
+    merge_rule: MergeRule = "keep-base"
     """`pi` (best member's wording, pi's field rules), `longterm` (`base；other`), `thesearch`,
     `memtui` (linkage groups, rule wording: engine/grouping.py, engine/wording.py)."""
-    linkage: str = "average"
+    linkage: Linkage = "average"
     """How the `memtui` rule groups candidates: `average`, `complete` or `single` (chaining)."""
     wording_max_chars: int = 500
     """The `memtui` rule's merged text never grows past this (pi's own cap is 200)."""
@@ -82,7 +88,7 @@ class Profile:
     conflicts_per_entry: int = 3
 
     # expiry
-    expire_kind: str | None = None
+    expire_kind: ExpireKind | None = None
     """`expire` (status deleted), `archive`, `deprecate`, or none."""
     expire_after_days: float = 30.0
     expire_below: float = 0.3
@@ -128,7 +134,6 @@ PROFILES: dict[str, Profile] = {
         # pi's consolidator absorbs nothing (its +0.05 belongs to the extractor); set
         # absorb_threshold = 0.8 to absorb near-identical pairs as memtui's own extra rule
         absorb_threshold=None,
-        absorb_into="older",
         absorb_boost=0.05,
         merge_threshold=0.3,
         cluster_min=2,
@@ -144,7 +149,6 @@ PROFILES: dict[str, Profile] = {
         decay_model="longterm",
         decay_rate=0.995,
         absorb_threshold=0.95,
-        absorb_into="important",
         merge_threshold=0.80,
         merge_below=0.95,
         cluster_max=8,
@@ -175,7 +179,6 @@ PROFILES: dict[str, Profile] = {
         decay_model="longterm",
         decay_rate=0.995,
         absorb_threshold=0.9,
-        absorb_into="important",
         # chosen on the labelled set's dev split: the best grouping F1 at precision ≥ 0.8
         # (bench/quality_bench.py --sweep); pairs just under it may be conflicts to decide
         merge_threshold=0.55,
@@ -242,8 +245,7 @@ def _limits() -> dict[str, Callable[[Any], str | None]]:
         "method": _one_of(METHODS),
         "decay_model": _one_of(MODELS),
         "merge_rule": _one_of(RULES),
-        "absorb_into": _one_of(("older", "important")),
-        "expire_kind": _one_of(("expire", "archive", "deprecate")),
+        "expire_kind": _one_of(EXPIRE_KINDS),
         **dict.fromkeys(
             (
                 "absorb_threshold",

@@ -24,10 +24,11 @@ from itertools import pairwise
 from rapidfuzz import fuzz, utils
 from rapidfuzz.distance import JaroWinkler
 
+from memtui.engine.choices import METHODS as _METHODS
 from memtui.engine.lexical import memtui_similarity
 from memtui.model import Memory
 
-METHODS = ("pi", "tf-cosine", "jaro-winkler", "token-set", "memtui")
+METHODS = _METHODS  # the names, as `engine.choices.Method` types them
 
 # JavaScript's \s: what pi strips besides punctuation and symbols
 _JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"

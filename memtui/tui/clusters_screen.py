@@ -91,7 +91,7 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
         self.store = store
         self.service = service
         profile = self.profile = service.profile(store)
-        self.method = profile.method
+        self.method: str = profile.method
         self.threshold = round(profile.merge_threshold or 0.8, 2)
         self.result: ClusterResult | None = None
         self.by_id = {m.id: m for m in store.memories()}
