@@ -21,7 +21,7 @@ from memtui.service import (
     parse_time,
     plan_summary,
 )
-from memtui.textsafe import one_line
+from memtui.textsafe import json_safe, one_line
 from memtui.views import entries, memory_record, shorten, transaction_record
 
 
@@ -69,9 +69,12 @@ def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
         request = LlmRequest(_ids(args.llm_strategy) or (), args.llm_url, args.llm_model)
         plan = svc.improve_plan(plan, store, profile, request)
     if args.out:
-        svc.write_plan(plan, args.out)
+        svc.write_plan(plan, args.out, args.plan_version)
     if args.json:
-        emit_json(plan.to_dict())
+        if args.plan_version == 1:
+            emit_json(plan.to_dict())
+        else:
+            sys.stdout.write(json_safe(svc.plan_bytes(plan).decode()) + "\n")
         return 0
     print(plan_summary(plan))
     if "llm" in plan.params:
@@ -330,6 +333,13 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--now", metavar="ISO8601", help="plan as of this time")
     p.add_argument("--out", metavar="FILE", help="also write the plan (JSON) here")
+    p.add_argument(
+        "--plan-version",
+        type=int,
+        choices=(1, 2),
+        default=2,
+        help="plan file format: 2 compact (default), 1 a whole record per change",
+    )
     p.add_argument("--llm", action="store_true", help="let a model word merges, judge conflicts…")
     p.add_argument(
         "--llm-strategy", metavar="S,...", help="merge, conflict, insight (implies --llm)"

@@ -503,8 +503,13 @@ class Service:
     def read_plan(self, path: str) -> Plan:
         return curate.read_plan(path)
 
-    def write_plan(self, plan: Plan, path: str) -> None:
-        curate.write_plan(plan, path)
+    def write_plan(self, plan: Plan, path: str, version: int = 2) -> None:
+        """Write the plan file: version 2 (compact, the default) or 1 (whole records)."""
+        curate.write_plan(plan, path, version)
+
+    def plan_bytes(self, plan: Plan, version: int = 2) -> bytes:
+        """The plan as its file holds it (what `memtui plan --json` prints)."""
+        return curate.plan_bytes(plan, version)
 
     def save_setting(self, table: str, key: str, value: str, path: Path | None = None) -> None:
         """Write one setting to the config file (default: the one in use), keeping the rest of
