@@ -54,6 +54,7 @@ from memtui.stores import (
     export_store,
 )
 from memtui.stores.backups import BackupShelf
+from memtui.stores.compaction import Compaction, compact_store
 from memtui.stores.doctor import repair
 from memtui.stores.files import read_bytes
 from memtui.stores.labels import Label, LabelFile, make_label
@@ -325,6 +326,13 @@ class Service:
 
     def backups(self, store: Store) -> list[Backup]:
         return store.backups()
+
+    def compact(
+        self, store: Store, *, keep: int | None = None, days: float | None = None
+    ) -> Compaction:
+        """Rewrite a native store's journal with changed fields only; with `keep` or `days`,
+        move older transactions out of the store file into its sidecar (no longer undoable)."""
+        return compact_store(store, keep=keep, days=days, now=self.now())
 
     # -- profiles, similarity, decay ----------------------------------------------------------
 
