@@ -25,7 +25,7 @@ from memtui.engine.plan_compact import PlanMismatch, compact_plan, expand
 from memtui.engine.profiles import profile_for_format
 from memtui.errors import ConflictError, MemtuiError, NotFoundError
 from memtui.jsonout import dumps
-from memtui.model import Memory, Status
+from memtui.model import MEMORY_FIELDS, Memory, Status
 from memtui.stores import Actor, Change, Store, Transaction
 from memtui.stores.files import atomic_write
 from memtui.stores.ledger import ChangeImage
@@ -197,8 +197,8 @@ def _decay_problem(was: Memory, after: Memory, plan: Plan) -> str | None:
 
 
 def _changed(was: Memory, after: Memory) -> set[str]:
-    a, b = was.to_dict(), after.to_dict()
-    return {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
+    """The fields (as `Memory.to_dict` names them) that differ."""
+    return {name for name in MEMORY_FIELDS if getattr(was, name) != getattr(after, name)}
 
 
 def apply_plan(
