@@ -69,12 +69,13 @@ def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
         request = LlmRequest(_ids(args.llm_strategy) or (), args.llm_url, args.llm_model)
         plan = svc.improve_plan(plan, store, profile, request)
     if args.out:
-        svc.write_plan(plan, args.out, args.plan_version)
+        svc.write_plan(plan, args.out, args.plan_version or 2)
     if args.json:
-        if args.plan_version == 1:
+        if args.plan_version == 1:  # as earlier memtui printed it
             emit_json(plan.to_dict())
-        else:
-            sys.stdout.write(json_safe(svc.plan_bytes(plan).decode()) + "\n")
+        else:  # whole records unless version 2 is asked for
+            data = svc.plan_bytes(plan, args.plan_version or 1, indent=False)
+            sys.stdout.write(json_safe(data.decode()) + "\n")
         return 0
     print(plan_summary(plan))
     if "llm" in plan.params:
@@ -337,8 +338,8 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
         "--plan-version",
         type=int,
         choices=(1, 2),
-        default=2,
-        help="plan file format: 2 compact (default), 1 a whole record per change",
+        help="2: compact (the default for --out); 1: a whole record per change (the default "
+        "for --json, written as earlier memtui wrote it)",
     )
     p.add_argument("--llm", action="store_true", help="let a model word merges, judge conflicts…")
     p.add_argument(

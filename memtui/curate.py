@@ -276,10 +276,11 @@ def read_plan(path: str) -> Plan:
 _PLAN_HEAD = re.compile(rb'^\{\s*"format"\s*:\s*"memtui-plan"')
 
 
-def plan_bytes(plan: Plan, version: int = 2) -> bytes:
-    """The plan file: version 2 (compact; the default) or 1 (a whole record per change)."""
+def plan_bytes(plan: Plan, version: int = 2, *, indent: bool = True) -> bytes:
+    """The plan file: version 2 (compact; the default) or 1 (a whole record per change,
+    indented unless `indent` is False)."""
     if version == 1:
-        return dumps(plan.to_dict(), indent=True)
+        return dumps(plan.to_dict(), indent=indent)
     return dumps(compact_plan(plan))
 
 

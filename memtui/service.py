@@ -515,9 +515,9 @@ class Service:
         """Write the plan file: version 2 (compact, the default) or 1 (whole records)."""
         curate.write_plan(plan, path, version)
 
-    def plan_bytes(self, plan: Plan, version: int = 2) -> bytes:
-        """The plan as its file holds it (what `memtui plan --json` prints)."""
-        return curate.plan_bytes(plan, version)
+    def plan_bytes(self, plan: Plan, version: int = 2, *, indent: bool = True) -> bytes:
+        """The plan as a file of that version holds it."""
+        return curate.plan_bytes(plan, version, indent=indent)
 
     def save_setting(self, table: str, key: str, value: str, path: Path | None = None) -> None:
         """Write one setting to the config file (default: the one in use), keeping the rest of

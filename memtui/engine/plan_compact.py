@@ -85,6 +85,7 @@ def compact_plan(plan: Plan) -> dict[str, Any]:
                 record = bulk[action.rule] = {
                     "kind": "decay",
                     "bulk": True,
+                    "actor": "plan",
                     "rule": action.rule,
                     "columns": DECAY_COLUMNS,
                     "rows": [],
@@ -173,11 +174,10 @@ def _compact_action(action: Action, fp: Callable[[Memory], str]) -> dict[str, An
         "scores": action.scores,
         "reason": action.reason,
         "depends_on": action.depends_on,
+        "actor": action.actor,
     }
     if action.needs_decision:
         out["needs_decision"] = True
-    if action.actor != "plan":
-        out["actor"] = action.actor
     if action.details:
         out["details"] = action.details
     return out
