@@ -214,6 +214,22 @@ def cmd_undo(args: argparse.Namespace, svc: Service) -> int:
     return 0
 
 
+def cmd_compact(args: argparse.Namespace, svc: Service) -> int:
+    store = svc.open(args.store)
+    done = svc.compact(store, keep=args.keep, days=args.days)
+    if args.json:
+        emit_json(done.to_dict())
+        return 0
+    print(
+        f"compacted {args.store}: {done.bytes_before:,} → {done.bytes_after:,} bytes; "
+        f"{done.kept} transactions kept (undoable)"
+    )
+    if done.moved:
+        print(f"{done.moved} older transactions moved to {done.archive}")
+    print(f"the file as it was is kept as backup {done.backup}")
+    return 0
+
+
 def cmd_backups(args: argparse.Namespace, svc: Service) -> int:
     store = svc.open(args.store)
     backups = svc.backups(store)
@@ -392,6 +408,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("undo", cmd_undo, "revert a transaction (default: the newest not undone)")
     p.add_argument("store", metavar="STORE")
     p.add_argument("tx", type=int, nargs="?", metavar="TX_ID")
+
+    p = command("compact", cmd_compact, "shrink a native store's journal (undo kept)")
+    p.add_argument("store", metavar="STORE")
+    limit = p.add_mutually_exclusive_group()
+    limit.add_argument("--keep", type=int, metavar="N", help="keep the newest N transactions")
+    limit.add_argument("--days", type=float, metavar="D", help="keep the last D days")
 
     p = command("backups", cmd_backups, "the rolling backups kept beside the store")
     p.add_argument("store", metavar="STORE")

@@ -21,7 +21,7 @@ from memtui.service import (
     parse_time,
     plan_summary,
 )
-from memtui.textsafe import one_line
+from memtui.textsafe import json_safe, one_line
 from memtui.views import entries, memory_record, shorten, transaction_record
 
 
@@ -71,9 +71,13 @@ def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
         request = LlmRequest(_ids(args.llm_strategy) or (), args.llm_url, args.llm_model)
         plan = svc.improve_plan(plan, store, profile, request)
     if args.out:
-        svc.write_plan(plan, args.out)
+        svc.write_plan(plan, args.out, args.plan_version or 2)
     if args.json:
-        emit_json(plan.to_dict())
+        if args.plan_version == 1:  # as earlier memtui printed it
+            emit_json(plan.to_dict())
+        else:  # whole records unless version 2 is asked for
+            data = svc.plan_bytes(plan, args.plan_version or 1, indent=False)
+            sys.stdout.write(json_safe(data.decode()) + "\n")
         return 0
     print(plan_summary(plan))
     similarity = plan.params.get("similarity") or {}
@@ -339,6 +343,13 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
         "--embed",
         action="store_true",
         help='add local sentence embeddings to the memtui method (pip install "memtui[embed]")',
+    )
+    p.add_argument(
+        "--plan-version",
+        type=int,
+        choices=(1, 2),
+        help="2: compact (the default for --out); 1: a whole record per change (the default "
+        "for --json, written as earlier memtui wrote it)",
     )
     p.add_argument("--llm", action="store_true", help="let a model word merges, judge conflicts…")
     p.add_argument(

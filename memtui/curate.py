@@ -7,6 +7,7 @@ Shared by the CLI and the TUI; the engine computes, the store commits.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,10 +21,11 @@ from memtui.engine.decay import model as decay_model
 from memtui.engine.ids import IdMaker
 from memtui.engine.merging import merge_entries, retire
 from memtui.engine.plan import Plan, plan_changes, plan_from_dict
+from memtui.engine.plan_compact import PlanMismatch, compact_plan, expand
 from memtui.engine.profiles import profile_for_format
-from memtui.errors import MemtuiError, NotFoundError
+from memtui.errors import ConflictError, MemtuiError, NotFoundError
 from memtui.jsonout import dumps
-from memtui.model import Memory, Status
+from memtui.model import MEMORY_FIELDS, Memory, Status
 from memtui.stores import Actor, Change, Store, Transaction
 from memtui.stores.files import atomic_write
 from memtui.stores.ledger import ChangeImage
@@ -48,6 +50,16 @@ def check_plan_fits(store: Store, plan: Plan) -> None:
     if Path(plan.store).expanduser().resolve() != store.path.resolve():
         raise MemtuiError(f"the plan was made for {plan.store}, not {store.path}")
     current = {m.id: m for m in store.memories()}
+    try:
+        stale = expand(plan, current)
+    except PlanMismatch as e:
+        raise MemtuiError(f"{e}: not the plan memtui made — make a new one") from None
+    if stale:
+        shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
+        raise ConflictError(
+            f"{store.path}: changed since the plan was made; {len(stale)} of the entries it "
+            f"touches differ ({shown}); nothing was written — make a new plan"
+        )
     created: set[str] = set()
     for action in plan.actions:
         problem = _action_problem(action, plan, store.format_name, current, created)
@@ -185,8 +197,8 @@ def _decay_problem(was: Memory, after: Memory, plan: Plan) -> str | None:
 
 
 def _changed(was: Memory, after: Memory) -> set[str]:
-    a, b = was.to_dict(), after.to_dict()
-    return {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
+    """The fields (as `Memory.to_dict` names them) that differ."""
+    return {name for name in MEMORY_FIELDS if getattr(was, name) != getattr(after, name)}
 
 
 def apply_plan(
@@ -216,7 +228,8 @@ def apply_plan(
     )
 
 
-# A plan holds a before and after record per touched entry: far below this for any real store.
+# A version-1 plan holds a before and after record per touched entry: far below this for any
+# real store (version 2 holds only what changes).
 PLAN_SIZE_LIMIT = 256 * 1024 * 1024
 
 
@@ -260,7 +273,18 @@ def read_plan(path: str) -> Plan:
     return plan_from_dict(data, path)
 
 
-def write_plan(plan: Plan, path: str) -> None:
+_PLAN_HEAD = re.compile(rb'^\{\s*"format"\s*:\s*"memtui-plan"')
+
+
+def plan_bytes(plan: Plan, version: int = 2, *, indent: bool = True) -> bytes:
+    """The plan file: version 2 (compact; the default) or 1 (a whole record per change,
+    indented unless `indent` is False)."""
+    if version == 1:
+        return dumps(plan.to_dict(), indent=indent)
+    return dumps(compact_plan(plan))
+
+
+def write_plan(plan: Plan, path: str, version: int = 2) -> None:
     target = Path(path).expanduser()
     if target.exists() and not target.is_file():
         raise MemtuiError(f"{target}: is not a regular file; not writing the plan there")
@@ -270,10 +294,10 @@ def write_plan(plan: Plan, path: str) -> None:
                 head = f.read(200)  # a plan file starts with its format
         except OSError:
             head = b""
-        if not head.lstrip(b"{ \n").startswith(b'"format": "memtui-plan"'):
+        if not _PLAN_HEAD.match(head):
             raise MemtuiError(f"{target}: exists and is not a memtui plan; not overwriting it")
     try:
-        atomic_write(target, dumps(plan.to_dict(), indent=True), mode=0o600)
+        atomic_write(target, plan_bytes(plan, version), mode=0o600)
     except FileNotFoundError:
         raise MemtuiError(
             f"{target}: its folder does not exist; the plan was not written"

@@ -55,6 +55,7 @@ from memtui.stores import (
     export_store,
 )
 from memtui.stores.backups import BackupShelf
+from memtui.stores.compaction import Compaction, compact_store
 from memtui.stores.doctor import repair
 from memtui.stores.files import read_bytes
 from memtui.stores.labels import Label, LabelFile, make_label
@@ -472,6 +473,13 @@ class Service:
             )
         return int(dump(dest))
 
+    def compact(
+        self, store: Store, *, keep: int | None = None, days: float | None = None
+    ) -> Compaction:
+        """Rewrite a native store's journal with changed fields only; with `keep` or `days`,
+        move older transactions out of the store file into its sidecar (no longer undoable)."""
+        return compact_store(store, keep=keep, days=days, now=self.now())
+
     # -- profiles, similarity, decay ----------------------------------------------------------
 
     def profile(self, store: Store, name: str | None = None) -> Profile:
@@ -694,8 +702,13 @@ class Service:
     def read_plan(self, path: str) -> Plan:
         return curate.read_plan(path)
 
-    def write_plan(self, plan: Plan, path: str) -> None:
-        curate.write_plan(plan, path)
+    def write_plan(self, plan: Plan, path: str, version: int = 2) -> None:
+        """Write the plan file: version 2 (compact, the default) or 1 (whole records)."""
+        curate.write_plan(plan, path, version)
+
+    def plan_bytes(self, plan: Plan, version: int = 2, *, indent: bool = True) -> bytes:
+        """The plan as a file of that version holds it."""
+        return curate.plan_bytes(plan, version, indent=indent)
 
     def save_setting(self, table: str, key: str, value: str, path: Path | None = None) -> None:
         """Write one setting to the config file (default: the one in use), keeping the rest of

@@ -18,6 +18,9 @@ from memtui.times import format_iso, parse_iso
 _RECORDS = NativeFormat()
 PLAN_FORMAT = "memtui-plan"
 PLAN_VERSION = 1
+"""The full form (`Plan.to_dict`): a whole record before and after each action. Plan files are
+written in version 2 (`plan_compact.compact_plan`); both are read."""
+READ_VERSIONS = (1, 2)
 KINDS = (
     "decay",
     "absorb",
@@ -79,6 +82,9 @@ class Plan:
     params: dict[str, Any]
     actions: list[Action]
     health: dict[str, Any] = field(default_factory=dict)
+    pending: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    """A plan read from a version-2 file: each action's compact record, until the store it was
+    made from fills in the records (`curate.check_plan_fits`)."""
     _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -178,6 +184,8 @@ def plan_changes(plan: Plan, approved: Sequence[str]) -> list[PlannedChange]:
 
     An action needs the actions it depends on: approving one without them is refused.
     """
+    if plan.pending is not None:
+        raise MemtuiError("the plan is not yet checked against its store (check_plan_fits)")
     chosen = set(approved)
     unknown = chosen - {a.id for a in plan.actions}
     if unknown:
@@ -214,8 +222,9 @@ def plan_from_dict(data: Any, source: str) -> Plan:
 
     if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
         raise bad(f"'format' is not {PLAN_FORMAT!r}")
-    if data.get("version") != PLAN_VERSION:
-        raise bad(f"version {data.get('version')!r}; this memtui reads version {PLAN_VERSION}")
+    version = data.get("version")
+    if version not in READ_VERSIONS or isinstance(version, bool):
+        raise bad(f"version {version!r}; this memtui reads versions 1 and 2")
     for key in ("store", "store_format", "store_fingerprint", "profile", "now"):
         if not isinstance(data.get(key), str):
             raise bad(f"{key!r} is missing or not a string")
@@ -228,11 +237,21 @@ def plan_from_dict(data: Any, source: str) -> Plan:
         now = None
     if now is None:
         raise bad("'now' is not an RFC 3339 time")
+    params = data["params"] if isinstance(data.get("params"), dict) else {}
+    pending = None
+    read: list[Action] = []
+    if version == 2:
+        from memtui.engine.plan_compact import actions_from_compact
+
+        try:
+            read, pending = actions_from_compact(actions_raw, params)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise bad(f"an action is malformed: {e!s}") from None
     actions = []
     seen: set[str] = set()
-    for n, raw in enumerate(actions_raw):
+    for n, raw in enumerate(read if pending is not None else actions_raw):
         try:
-            action = _action_from_dict(raw)
+            action = raw if isinstance(raw, Action) else _action_from_dict(raw)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise bad(f"action {n} is malformed: {e!s}") from None
         if action.kind not in KINDS:
@@ -243,7 +262,6 @@ def plan_from_dict(data: Any, source: str) -> Plan:
             raise bad(f"action {action.id} depends on an action that does not come before it")
         seen.add(action.id)
         actions.append(action)
-    params = data["params"] if isinstance(data.get("params"), dict) else {}
     health = data["health"] if isinstance(data.get("health"), dict) else {}
     return Plan(
         data["store"],
@@ -254,6 +272,7 @@ def plan_from_dict(data: Any, source: str) -> Plan:
         params,
         actions,
         health,
+        pending,
     )
 
 

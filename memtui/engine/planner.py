@@ -23,6 +23,7 @@ from memtui.engine.ids import IdMaker
 from memtui.engine.merging import absorb_entries, best_member, merge_entries, retire
 from memtui.engine.pi_dedupe import pi_answer, pi_dedupe_groups, pi_fold
 from memtui.engine.plan import Action, Plan
+from memtui.engine.plan_compact import decay_reason
 from memtui.engine.profiles import Profile
 from memtui.engine.similarity import jaro_winkler
 from memtui.engine.wording import rule_wording
@@ -200,17 +201,13 @@ def _decay(b: _Builder, decay: DecayModel, profile: Profile, now: datetime) -> N
             continue
         days = decay.elapsed(memory, now)
         after = memory.with_(importance=new, last_decayed_at=now)
-        note = ""
-        if profile.archive_line is not None and new < profile.archive_line <= memory.importance:
-            note = f"; below {profile.archive_line:g} it is no longer injected"
         b.add(
             "decay",
             [memory.id],
             [after],
             f"decay:{decay.name} ×{decay.rate:g}/day",
             {"days": days, "from": memory.importance, "to": new},
-            f"Not decayed for {days:.1f} days: importance {memory.importance:.2f} → {new:.2f} "
-            f"(×{decay.rate:g} per day){note}.",
+            decay_reason(days, memory.importance, new, decay.rate, profile.archive_line),
         )
 
 

@@ -1,18 +1,41 @@
-"""Rolling backups: the store file as it was before each commit, newest N kept."""
+"""Rolling backups: the store file as it was before each commit, newest N kept.
+
+The newest backup is the file as it was; older ones of stores over PACK_OVER bytes are
+gzip-compressed in place (same name: `gzip -dc` reads them, and so do rollback and
+`Store.open`; a small store's backups stay plain, where compressing saves little). A backup
+identical to the one before it is a hard link to it, not a second copy."""
 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import os
 import re
+import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memtui.errors import NotFoundError, StoreFormatError
-from memtui.stores.files import atomic_write
+from memtui.stores.files import atomic_write, read_bytes
+
+_GZIP_MAGIC = b"\x1f\x8b"  # no JSON text starts with these bytes
+
+
+def is_packed(data: bytes) -> bool:
+    return data[:2] == _GZIP_MAGIC
+
+
+def unpack(data: bytes, path: Path) -> bytes:
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as e:
+        raise StoreFormatError(f"{path}: a damaged compressed backup ({e})") from None
+
 
 DEFAULT_KEEP = 20
+PACK_OVER = 1 << 20
 _NAME = re.compile(r"^(\d{8}T\d{12})Z-tx(\d+)(?:-\d+)?(\..*)?$")
 
 
@@ -64,8 +87,51 @@ class BackupShelf:
             n += 1
             name = f"{stem}-{n}{self.suffix}"
         path = self.folder / name
+        previous = next(iter(self.list()), None)
+        if previous is not None and self._same(previous, data):
+            with contextlib.suppress(OSError):
+                os.link(previous.path, path)
+                return Backup(name, path, at, tx_id, previous.size)
         atomic_write(path, data, mode=0o600)
         return Backup(name, path, at, tx_id, len(data))
+
+    def _same(self, backup: Backup, data: bytes) -> bool:
+        """Whether `backup` holds `data` (compared only when the sizes allow it)."""
+        try:
+            with open(backup.path, "rb") as f:
+                head = f.read(2)
+            if not is_packed(head) and backup.size != len(data):
+                return False
+            return self.read(backup) == data
+        except (OSError, StoreFormatError):
+            return False
+
+    def read(self, backup: Backup) -> bytes:
+        """The store file a backup holds (compressed or not)."""
+        data = read_bytes(backup.path)
+        return unpack(data, backup.path) if is_packed(data) else data
+
+    def pack(self, backups: Sequence[Backup]) -> None:
+        """Compress these backups in place; names that share a file (identical backups) are
+        compressed once and still share it."""
+        packed: dict[tuple[int, int], Path] = {}
+        for backup in backups:
+            with contextlib.suppress(OSError, StoreFormatError):
+                st = os.stat(backup.path)
+                key = (st.st_dev, st.st_ino)
+                if key in packed:
+                    temp = backup.path.with_name(backup.path.name + ".link")
+                    with contextlib.suppress(FileNotFoundError):
+                        temp.unlink()
+                    os.link(packed[key], temp)
+                    os.replace(temp, backup.path)
+                    continue
+                if st.st_size <= PACK_OVER:
+                    continue
+                data = read_bytes(backup.path)
+                if not is_packed(data):
+                    atomic_write(backup.path, gzip.compress(data, 6, mtime=0), mode=0o600)
+                packed[key] = backup.path
 
     def discard(self, backup: Backup) -> None:
         """Remove the backup of a transaction that did not happen."""
@@ -76,9 +142,11 @@ class BackupShelf:
         """Keep the newest `keep` of the backups the ledger records (`recorded`); called once
         a commit has landed, so a failed commit never rotates a real backup out. Other files,
         even named like backups, are not memtui's to delete."""
-        for old in [b for b in self.list() if b.name in recorded][self.keep :]:
+        ours = [b for b in self.list() if b.name in recorded]
+        for old in ours[self.keep :]:
             with contextlib.suppress(OSError):
                 old.path.unlink()
+        self.pack(ours[1 : self.keep])
 
     def find(self, name: str) -> Backup:
         """A backup by its name or a unique prefix of it; `1` is the newest, `2` the next."""

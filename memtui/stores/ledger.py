@@ -5,9 +5,10 @@ memory it touched, and the append-only JSON Lines file that holds it beside non-
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -40,6 +41,13 @@ class ChangeImage:
     after_raw: dict[str, Any] | None = None
     # where the entry stood in the file, so that undoing its removal puts it back there
     position: int | None = None
+    # written as its changed fields only (a native journal; see `resolve_images`)
+    compact: bool = False
+    diff: dict[str, list[Any]] | None = None
+    after_fp: str | None = None
+    # a compact change whose images the journal cannot rebuild (the entry was changed
+    # outside memtui since): shown without images, never undone
+    lost: bool = False
 
     def before_memory(self) -> Memory | None:
         return _memory(self.before, self.id)
@@ -48,7 +56,17 @@ class ChangeImage:
         return _memory(self.after, self.id)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "before": self.before, "after": self.after}
+        if self.compact and (self.lost or (self.before is not None and self.after is not None)):
+            diff = self.diff
+            if diff is None or not self.lost:
+                assert self.before is not None and self.after is not None
+                diff = image_diff(self.before, self.after)
+            fp = self.after_fp if self.lost else image_fingerprint(self.after or {})
+            out: dict[str, Any] = {"id": self.id, "diff": diff, "after_fp": fp}
+            if self.position is not None:
+                out["position"] = self.position
+            return out
+        out = {"id": self.id, "before": self.before, "after": self.after}
         if self.before_raw is not None:
             out["before_raw"] = self.before_raw
         if self.after_raw is not None:
@@ -59,6 +77,7 @@ class ChangeImage:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ChangeImage:
+        diff = d.get("diff")
         return cls(
             d["id"],
             d.get("before"),
@@ -66,7 +85,55 @@ class ChangeImage:
             d.get("before_raw"),
             d.get("after_raw"),
             d.get("position"),
+            compact=diff is not None,
+            diff=diff,
+            after_fp=d.get("after_fp"),
         )
+
+
+def image_diff(before: dict[str, Any], after: dict[str, Any]) -> dict[str, list[Any]]:
+    """The fields that differ between two images of one entry: {field: [before, after]}."""
+    return {k: [before.get(k), v] for k, v in after.items() if before.get(k) != v}
+
+
+def image_fingerprint(image: dict[str, Any]) -> str:
+    try:
+        data = orjson.dumps(image, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:  # integers past 64 bits, very deep values
+        data = json.dumps(image, sort_keys=True, ensure_ascii=False, default=str).encode()
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+_LOST: dict[str, Any] = {}
+
+
+def resolve_images(txs: list[Transaction], current: Mapping[str, Memory]) -> None:
+    """Rebuild the images of compact changes, newest transaction first: an entry's after
+    image is the entry as the store holds it (or as the next transaction found it), checked
+    against its fingerprint; its before image is that with the changed fields put back."""
+    state: dict[str, dict[str, Any] | None] = {}
+    for tx in reversed(txs):
+        for change in tx.changes:
+            if change.diff is None:
+                state[change.id] = change.before
+                continue
+            if change.id in state:
+                after = state[change.id]
+            else:
+                memory = current.get(change.id)
+                after = memory.to_dict() if memory is not None else None
+            if (
+                after is None
+                or after is _LOST
+                or not set(change.diff) <= after.keys()
+                or image_fingerprint(after) != change.after_fp
+            ):
+                change.lost = True
+                state[change.id] = _LOST
+                continue
+            before = {**after, **{k: v[0] for k, v in change.diff.items()}}
+            change.before, change.after = before, after
+            state[change.id] = before
 
 
 @dataclass(slots=True)
@@ -133,9 +200,18 @@ class Transaction:
                 and isinstance(change.get("id"), str)
                 and all(
                     isinstance(change.get(k), dict | None)
-                    for k in ("before", "after", "before_raw", "after_raw")
+                    for k in ("before", "after", "before_raw", "after_raw", "diff")
                 )
                 and type(change.get("position")) in (int, type(None))
+                and (
+                    change.get("diff") is None
+                    or (
+                        isinstance(change.get("after_fp"), str)
+                        and all(
+                            isinstance(v, list) and len(v) == 2 for v in change["diff"].values()
+                        )
+                    )
+                )
             ):
                 raise LedgerEntryError(f"transaction {ident}: a change is damaged")
         return cls(
@@ -181,14 +257,18 @@ def _memory(image: dict[str, Any] | None, ident: str) -> Memory | None:
         ) from None
 
 
-def read_journal(entries: list[Any]) -> tuple[list[Transaction], list[str]]:
-    """The transactions of a native store's journal, and one line per damaged entry."""
+def read_journal(
+    entries: list[Any], current: Mapping[str, Memory] | None = None
+) -> tuple[list[Transaction], list[str]]:
+    """The transactions of a native store's journal (compact changes rebuilt against the
+    store's `current` entries), and one line per damaged entry."""
     txs, problems = [], []
     for number, entry in enumerate(entries, start=1):
         try:
             txs.append(Transaction.from_dict(entry))
         except LedgerEntryError as e:
             problems.append(f"journal entry {number} is damaged ({e})")
+    resolve_images(txs, current or {})
     return txs, problems
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormatError
 from memtui.model import Memory
-from memtui.stores.backups import DEFAULT_KEEP, Backup, BackupShelf
+from memtui.stores.backups import DEFAULT_KEEP, Backup, BackupShelf, is_packed, unpack
 from memtui.stores.detect import parse_store, with_layout
 from memtui.stores.document import Document, StoreFormat
 from memtui.stores.files import (
@@ -90,6 +90,7 @@ class Store:
         self._tx_cache: tuple[tuple[str, FileStamp | None], list[Transaction], list[str]] | None = (
             None
         )
+        self.packed = False
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -99,8 +100,13 @@ class Store:
         # and keep the sidecar there, so the agent reading the real file sees every change
         path = Path(location).expanduser()
         data = read_bytes(real_path(path))
+        packed = is_packed(data)
+        if packed:  # a compressed backup, opened to look at: read, never written
+            data = unpack(data, path)
         fmt, doc = parse_store(data, path)
-        return cls(path, fmt, doc, data, keep_backups)
+        store = cls(path, fmt, doc, data, keep_backups)
+        store.packed = packed
+        return store
 
     @property
     def format_name(self) -> str:
@@ -183,7 +189,7 @@ class Store:
         """All transactions, those a dead writer left pending (now resolved), and what is
         wrong with the ledger."""
         if self._ledger is None:
-            txs, problems = read_journal(doc.header.get("journal", []))
+            txs, problems = read_journal(doc.header.get("journal", []), doc.memories)
             return LedgerState(txs, [], [f"{self.path}: {p}" for p in problems])
         read = self._ledger.read()
         owner = read.owner
@@ -264,6 +270,11 @@ class Store:
         """
         if not changes:
             raise MemtuiError("nothing to change")
+        if self.packed:
+            raise MemtuiError(
+                f"{self.path}: is a compressed backup; memtui changes nothing in it (restore "
+                "it with `memtui rollback`)"
+            )
         ids = [c.id for c in changes]
         if len(set(ids)) != len(ids):
             raise ValueError("a transaction touches each memory once")
@@ -352,18 +363,35 @@ class Store:
             before = change.before if change.before is not None else base.memories.get(ident)
             before_image = before.to_dict() if before is not None else None
             after_image = after.to_dict() if after is not None else None
+            before_rec = (
+                None
+                if before_raw is None or before_image is None
+                else fmt.record_image(before_image, before_raw)
+            )
+            after_rec = (
+                None
+                if after_raw is None or after_image is None
+                else fmt.record_image(after_image, after_raw)
+            )
+            # the journal keeps the changed fields only where the file's records give both
+            # images back exactly (see ledger.resolve_images)
+            compact = (
+                in_file
+                and before_rec is None
+                and after_rec is None
+                and before_image is not None
+                and after_raw is not None
+                and fmt.decode(after_raw, self.path) == after
+            )
             images.append(
                 ChangeImage(
                     ident,
                     before_image,
                     after_image,
-                    None
-                    if before_raw is None or before_image is None
-                    else fmt.record_image(before_image, before_raw),
-                    None
-                    if after_raw is None or after_image is None
-                    else fmt.record_image(after_image, after_raw),
+                    before_rec,
+                    after_rec,
                     order.get(ident),
+                    compact=compact,
                 )
             )
         if returning:
@@ -452,6 +480,13 @@ class Store:
         """Revert a transaction (default: the newest one not undone) as a new transaction."""
         self._refuse_when_unusable()
         target = undo_target(self.transactions(), tx_id, self.path)
+        lost = [c.id for c in target.changes if c.lost]
+        if lost:
+            raise ConflictError(
+                f"{self.path}: changed since memtui read it; {len(lost)} of the entries "
+                f"transaction {target.id} touched differ ({', '.join(lost[:5])}); nothing was "
+                "written"
+            )
         changes = [
             Change(c.after_memory(), c.before_memory(), c.before_raw, c.position)
             for c in target.changes
@@ -471,7 +506,7 @@ class Store:
         """Make the store's entries what a backup holds, as one (undoable) transaction."""
         self._refuse_when_unusable()
         backup = self._shelf.find(name)
-        fmt, old = parse_store(read_bytes(backup.path), backup.path)
+        fmt, old = parse_store(self._shelf.read(backup), backup.path)
         if fmt.name != self.format.name:
             raise MemtuiError(f"backup {backup.name} is a {fmt.name} store, not {self.format.name}")
         current = self._doc

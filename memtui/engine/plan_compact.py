@@ -1,0 +1,405 @@
+"""Plan files, version 2: each action records only the fields it changes (before and after
+values) and a fingerprint of each entry it was planned from; the decay actions of one rule
+share one bulk record with a row per entry. The full entries come from the store the plan is
+loaded against (`expand`), which refuses a plan whose entries changed since.
+
+In memory a plan keeps one action per entry with full records (`Plan.actions`), so review,
+per-entry approval and `plan_changes` work the same for plans made and plans loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import orjson
+
+from memtui.engine.plan import PLAN_FORMAT, Action, Plan, _memory, _record
+from memtui.jsonout import dumps_text
+from memtui.model import Memory
+from memtui.times import format_iso
+
+COMPACT_VERSION = 2
+DECAY_COLUMNS = ["action", "entry", "fingerprint", "days", "from", "to"]
+_DECAY_FIELDS = frozenset({"importance", "last_decayed_at"})
+
+
+def fingerprint(memory: Memory) -> str:
+    """A short hash of every field of the entry (what a plan was made from)."""
+    try:
+        data = orjson.dumps(memory, option=orjson.OPT_SERIALIZE_NUMPY)
+    except (orjson.JSONEncodeError, TypeError):  # values orjson refuses (ints past 64 bits)
+        data = dumps_text(memory.to_dict()).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+def _memo_fingerprint() -> Callable[[Memory], str]:
+    seen: dict[int, tuple[Memory, str]] = {}
+
+    def fp(memory: Memory) -> str:
+        hit = seen.get(id(memory))
+        if hit is None:
+            hit = seen[id(memory)] = (memory, fingerprint(memory))
+        return hit[1]
+
+    return fp
+
+
+def decay_reason(
+    days: float, before: float, after: float, rate: float, archive_line: float | None
+) -> str:
+    """The review text of one decay (the planner writes it; a plan file rebuilds it)."""
+    note = ""
+    if archive_line is not None and after < archive_line <= before:
+        note = f"; below {archive_line:g} it is no longer injected"
+    return (
+        f"Not decayed for {days:.1f} days: importance {before:.2f} → {after:.2f} "
+        f"(×{rate:g} per day){note}."
+    )
+
+
+def _decay_params(plan: Plan) -> tuple[float, float | None] | None:
+    rate, line = plan.params.get("decay_rate"), plan.params.get("archive_line")
+    if not isinstance(rate, int | float) or isinstance(rate, bool):
+        return None
+    if line is not None and (not isinstance(line, int | float) or isinstance(line, bool)):
+        return None
+    return float(rate), None if line is None else float(line)
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+
+def compact_plan(plan: Plan) -> dict[str, Any]:
+    """The plan as a version-2 file holds it."""
+    fp = _memo_fingerprint()
+    params = _decay_params(plan)
+    actions: list[dict[str, Any]] = []
+    bulk: dict[str, dict[str, Any]] = {}
+    for action in plan.actions:
+        row = _decay_row(action, plan, params, fp)
+        if row is not None:
+            record = bulk.get(action.rule)
+            if record is None:
+                record = bulk[action.rule] = {
+                    "kind": "decay",
+                    "bulk": True,
+                    "actor": "plan",
+                    "rule": action.rule,
+                    "columns": DECAY_COLUMNS,
+                    "rows": [],
+                }
+                actions.append(record)
+            record["rows"].append(row)
+        else:
+            actions.append(_compact_action(action, fp))
+    out: dict[str, Any] = {
+        "format": PLAN_FORMAT,
+        "version": COMPACT_VERSION,
+        "store": plan.store,
+        "store_format": plan.store_format,
+        "store_fingerprint": plan.store_fingerprint,
+        "profile": plan.profile,
+        "now": format_iso(plan.now),
+        "params": plan.params,
+        "actions": actions,
+        "summary": plan.summary,
+    }
+    if plan.health:
+        out["health"] = plan.health
+    return out
+
+
+def _decay_row(
+    action: Action,
+    plan: Plan,
+    params: tuple[float, float | None] | None,
+    fp: Callable[[Memory], str],
+) -> list[Any] | None:
+    """The action as a row of its rule's bulk record, or None when it is not a plain decay."""
+    if (
+        action.kind != "decay"
+        or params is None
+        or action.depends_on
+        or action.needs_decision
+        or action.actor != "plan"
+        or action.details
+        or len(action.before) != 1
+        or len(action.after) != 1
+        or set(action.scores) != {"days", "from", "to"}
+    ):
+        return None
+    [was], [now] = action.before, action.after
+    days, start, end = action.scores["days"], was.importance, now.importance
+    if (
+        now.id != was.id
+        or action.targets != [was.id]
+        or action.scores != _decay_scores(days, start, end)
+        or now.last_decayed_at != plan.now
+        or now != was.with_(importance=end, last_decayed_at=plan.now)
+        or action.reason != decay_reason(days, start, end, *params)
+    ):
+        return None
+    return [action.id, was.id, fp(was), days, start, end]
+
+
+def _decay_scores(days: float, start: float, end: float) -> dict[str, float]:
+    return {"days": days, "from": round(start, 6), "to": round(end, 6)}
+
+
+def _compact_action(action: Action, fp: Callable[[Memory], str]) -> dict[str, Any]:
+    found = {m.id: m for m in action.before}
+    after: list[Any] = []
+    changes: dict[str, dict[str, list[Any]]] = {}
+    for memory in action.after:
+        was = found.get(memory.id)
+        if was is None:
+            after.append(_record(memory))
+            continue
+        after.append(memory.id)
+        if memory is not was:
+            a, b = was.to_dict(), memory.to_dict()
+            diff = {k: [a[k], b[k]] for k in a if a[k] != b[k]}
+            if diff:
+                changes[memory.id] = diff
+    out: dict[str, Any] = {
+        "id": action.id,
+        "kind": action.kind,
+        "targets": action.targets,
+        "found": [[m.id, fp(m)] for m in action.before],
+        "after": after,
+        "changes": changes,
+        "rule": action.rule,
+        "scores": action.scores,
+        "reason": action.reason,
+        "depends_on": action.depends_on,
+        "actor": action.actor,
+    }
+    if action.needs_decision:
+        out["needs_decision"] = True
+    if action.details:
+        out["details"] = action.details
+    return out
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+def actions_from_compact(
+    raws: list[Any], plan_params: dict[str, Any]
+) -> tuple[list[Action], dict[str, Any]]:
+    """The actions of a version-2 file without their records (`expand` fills them from the
+    store), and each action's compact record by id. Raises ValueError naming the problem."""
+    actions: list[Action] = []
+    pending: dict[str, Any] = {}
+    rate = plan_params.get("decay_rate")
+    line = plan_params.get("archive_line")
+    for n, raw in enumerate(raws):
+        if not isinstance(raw, dict):
+            raise ValueError(f"action {n} is not an object")
+        if raw.get("bulk") is True:
+            if raw.get("kind") != "decay" or raw.get("columns") != DECAY_COLUMNS:
+                raise ValueError(f"action {n}: a bulk record holds decay rows only")
+            rows = raw.get("rows")
+            if not isinstance(rows, list):
+                raise ValueError(f"action {n}: its rows are not a list")
+            if not isinstance(rate, int | float) or isinstance(rate, bool):
+                raise ValueError("decay rows need the plan's numeric 'decay_rate' parameter")
+            if line is not None and (not isinstance(line, int | float) or isinstance(line, bool)):
+                raise ValueError("the plan's 'archive_line' parameter is not a number")
+            for row in rows:
+                action = _row_action(row, str(raw.get("rule", "")), float(rate), line)
+                actions.append(action)
+                pending[action.id] = row
+            continue
+        action = _compact_action_from_dict(raw)
+        actions.append(action)
+        pending[action.id] = raw
+    return actions, pending
+
+
+def _row_action(row: Any, rule: str, rate: float, line: float | None) -> Action:
+    if (
+        not isinstance(row, list)
+        or len(row) != len(DECAY_COLUMNS)
+        or not all(isinstance(v, str) for v in row[:3])
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in row[3:])
+    ):
+        raise ValueError(f"a decay row is damaged: {str(row)[:80]}")
+    ident, entry, _, days, start, end = row
+    return Action(
+        id=ident,
+        kind="decay",
+        targets=[entry],
+        before=[],
+        after=[],
+        rule=rule,
+        scores=_decay_scores(float(days), float(start), float(end)),
+        reason=decay_reason(days, start, end, rate, line),
+    )
+
+
+def _compact_action_from_dict(raw: dict[str, Any]) -> Action:
+    targets = raw["targets"]
+    if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
+        raise ValueError("targets must be a list of ids")
+    found = raw["found"]
+    if not isinstance(found, list) or not all(
+        isinstance(f, list) and len(f) == 2 and all(isinstance(x, str) for x in f) for f in found
+    ):
+        raise ValueError("found must be a list of [id, fingerprint]")
+    after = raw["after"]
+    if not isinstance(after, list) or not all(isinstance(a, str | dict) for a in after):
+        raise ValueError("after must list ids and new records")
+    changes = raw.get("changes") or {}
+    if not isinstance(changes, dict) or not all(
+        isinstance(c, dict) and all(isinstance(v, list) and len(v) == 2 for v in c.values())
+        for c in changes.values()
+    ):
+        raise ValueError("changes must map ids to {field: [before, after]}")
+    scores = raw.get("scores") or {}
+    if not isinstance(scores, dict):
+        raise ValueError("scores must be an object")
+    return Action(
+        id=str(raw["id"]),
+        kind=str(raw["kind"]),
+        targets=targets,
+        before=[],
+        after=[],
+        rule=str(raw.get("rule", "")),
+        scores={str(k): float(v) for k, v in scores.items()},
+        reason=str(raw.get("reason", "")),
+        depends_on=[str(d) for d in raw.get("depends_on") or []],
+        needs_decision=bool(raw.get("needs_decision", False)),
+        actor=str(raw.get("actor", "plan")),
+        details=dict(raw.get("details") or {}),
+    )
+
+
+class PlanMismatch(ValueError):
+    """An action of a plan file that the entries cannot explain (the action is named)."""
+
+    def __init__(self, action: Action, problem: str) -> None:
+        super().__init__(f"plan action {action.id} ({action.kind}) {problem}")
+        self.action = action
+
+
+def expand(plan: Plan, memories: Mapping[str, Memory]) -> list[str]:
+    """Fill a loaded version-2 plan's actions with full records from `memories` (the store
+    as it is). Returns the ids of the entries that changed since the plan was made (then
+    nothing is filled); raises PlanMismatch for an action the entries cannot explain."""
+    pending = plan.pending
+    if pending is None:
+        return []
+    fp = _memo_fingerprint()
+    versions: dict[str, list[Memory]] = {}  # each entry as the store and earlier actions hold it
+    stale: list[str] = []
+    filled: list[tuple[Action, list[Memory], list[Memory]]] = []
+    for action in plan.actions:
+        raw = pending[action.id]
+        if isinstance(raw, list):
+            ident, want = raw[1], raw[2]
+            was = _found(action, ident, want, memories, versions, fp, stale)
+            if was is None:
+                continue
+            if raw[4] != was.importance:
+                raise PlanMismatch(action, f"records an importance of {ident!r} it does not have")
+            importance = float(raw[5])
+            if not 0.0 <= importance <= 1.0:
+                raise PlanMismatch(action, f"gives {ident!r} the importance {importance:g}")
+            befores, afters = [was], [was.with_(importance=importance, last_decayed_at=plan.now)]
+        else:
+            befores, afters = _expand_action(action, raw, memories, versions, fp, stale)
+            if not befores and raw["found"]:
+                continue
+        filled.append((action, befores, afters))
+        for memory in afters:
+            versions.setdefault(memory.id, []).append(memory)
+    if stale:
+        return list(dict.fromkeys(stale))
+    for action, befores, afters in filled:
+        action.before, action.after = befores, afters
+    plan.pending = None
+    return []
+
+
+def _found(
+    action: Action,
+    ident: str,
+    want: str,
+    memories: Mapping[str, Memory],
+    versions: dict[str, list[Memory]],
+    fp: Callable[[Memory], str],
+    stale: list[str],
+) -> Memory | None:
+    """The entry as the action was planned from it: the store's (first touch) or as an
+    earlier action leaves it. None (and `ident` in `stale`) when the store's changed since."""
+    earlier = versions.get(ident)
+    current = memories.get(ident)
+    if not earlier:
+        if current is None:
+            if stale:  # made by an action whose entries changed
+                return None
+            raise PlanMismatch(action, f"targets {ident!r}, which the store does not hold")
+        if fp(current) != want:
+            stale.append(ident)
+            return None
+        versions[ident] = [current]
+        return current
+    for memory in reversed(earlier):
+        if fp(memory) == want:
+            return memory
+    if ident in stale:
+        return None
+    raise PlanMismatch(action, f"finds {ident!r} as no earlier action leaves it")
+
+
+def _expand_action(
+    action: Action,
+    raw: dict[str, Any],
+    memories: Mapping[str, Memory],
+    versions: dict[str, list[Memory]],
+    fp: Callable[[Memory], str],
+    stale: list[str],
+) -> tuple[list[Memory], list[Memory]]:
+    befores: list[Memory] = []
+    for ident, want in raw["found"]:
+        was = _found(action, ident, want, memories, versions, fp, stale)
+        if was is None:
+            return [], []
+        befores.append(was)
+    found = {m.id: m for m in befores}
+    changes: dict[str, dict[str, list[Any]]] = raw.get("changes") or {}
+    for ident in changes:
+        if ident not in found:
+            raise PlanMismatch(action, f"changes {ident!r}, an entry it does not find")
+    afters: list[Memory] = []
+    for item in raw["after"]:
+        if isinstance(item, dict):
+            try:
+                afters.append(_memory(item))
+            except ValueError as e:
+                raise PlanMismatch(action, f"creates a damaged record ({e})") from None
+            continue
+        was = found.get(item)
+        if was is None:
+            raise PlanMismatch(action, f"leaves {item!r} without finding it")
+        diff = changes.get(item)
+        afters.append(_changed(action, was, diff) if diff else was)
+    return befores, afters
+
+
+def _changed(action: Action, was: Memory, diff: dict[str, list[Any]]) -> Memory:
+    image = was.to_dict()
+    for name, (old, _) in diff.items():
+        if name not in image or name == "id":
+            raise PlanMismatch(action, f"changes {name!r} of {was.id!r}, not a field it can")
+        if image[name] != old:
+            raise PlanMismatch(action, f"records a {name} of {was.id!r} the entry does not have")
+    image.update({name: new for name, (_, new) in diff.items()})
+    try:
+        _memory(image)  # checked as the native store checks a record
+        return Memory.from_dict(image)
+    except (ValueError, TypeError) as e:
+        raise PlanMismatch(action, f"gives {was.id!r} a damaged value ({e})") from None
