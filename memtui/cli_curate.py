@@ -77,7 +77,7 @@ def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
             emit_json(plan.to_dict())
         else:  # whole records unless version 2 is asked for
             data = svc.plan_bytes(plan, args.plan_version or 1, indent=False)
-            sys.stdout.write(json_safe(data.decode()) + "\n")
+            sys.stdout.write(json_safe(data.decode("utf-8", "surrogatepass")) + "\n")
         return 0
     print(plan_summary(plan))
     similarity = plan.params.get("similarity") or {}

@@ -100,7 +100,7 @@ def test_plan_apply_and_undo_through_the_cli(
     assert absorbed["superseded"] is True
     # applying the same plan again is refused: the rows it was made from changed
     again = cli("apply", pg_dsn, plan, "--yes")
-    assert again.code == 1 and "changed since memtui read it" in again.err
+    assert again.code == 1 and "changed since the plan was made" in again.err
     undone = cli("undo", pg_dsn)
     assert undone.code == 0, undone.err
     end = rows(pg_dsn)
