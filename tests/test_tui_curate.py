@@ -26,7 +26,7 @@ from memtui.tui.memory_table import MemoryTable
 from memtui.tui.merge_screen import MergeScreen
 from memtui.tui.plan_screen import PlanScreen
 from memtui.tui.screens import ConfirmScreen
-from tests.conftest import NOW, assert_same_but_versions
+from tests.conftest import NOW, CliResult, assert_same_but_versions
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
@@ -253,6 +253,28 @@ async def test_cluster_threshold_moves_the_clusters(fixture_copy: Callable[[str]
         assert high != low
         sizes = [len(c) for c in screen.result.clusters]
         assert all(s >= 2 for s in sizes)
+
+
+async def test_y_and_n_in_the_clusters_view_label_clusters_for_calibration(
+    fixture_copy: Callable[[str], Path], cli: Callable[..., CliResult]
+) -> None:
+    path = fixture_copy("realistic-store.json")
+    data = path.read_bytes()
+    app = app_for(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("c")
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, ClustersScreen) and screen.result is not None
+        first, second = screen.result.clusters[:2]
+        await pilot.press("y")  # the first cluster is one memory; the cursor moves on
+        await pilot.press("n")  # the second is not
+        await pilot.pause()
+    assert path.read_bytes() == data  # labels live beside the store, never in it
+    labels = json.loads(cli("labels", path, "--json").out)
+    verdicts = {tuple(label["ids"]): label["same"] for label in labels}
+    assert verdicts == {tuple(sorted(first)): True, tuple(sorted(second)): False}
 
 
 async def test_decay_view_shows_the_engines_values(fixture_copy: Callable[[str], Path]) -> None:

@@ -20,6 +20,7 @@ from textual.widgets import Footer, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.service import METHODS, Profile, Service, Store
 from memtui.textsafe import literal, one_line
@@ -72,6 +73,22 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
             "Merge cluster",
             id="clusters.merge",
             tooltip="Open the merge screen with the highlighted cluster",
+        ),
+        Binding(
+            "y",
+            "label(True)",
+            "Same memory",
+            show=False,
+            id="clusters.same",
+            tooltip="Label the highlighted cluster as one memory (for memtui calibrate)",
+        ),
+        Binding(
+            "n",
+            "label(False)",
+            "Not the same",
+            show=False,
+            id="clusters.different",
+            tooltip="Label the highlighted cluster as not one memory (for memtui calibrate)",
         ),
         Binding("escape", "app.pop_screen", "Back", id="clusters.back"),
     ]
@@ -137,7 +154,7 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
             Text.assemble(
                 (f"threshold {result.threshold:.2f}", "bold"),
                 f"  ·  {len(result.clusters)} clusters, {clustered} entries"
-                "  ·  +/- moves it, m merges",
+                "  ·  +/- moves it, m merges, y/n label",
             )
         )
         width = max(24, self.size.width * 2 // 5 - 4)  # the left column is 2 of 5 parts
@@ -209,6 +226,26 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
     def action_threshold(self, direction: int) -> None:
         self.threshold = round(min(1.0, max(STEP, self.threshold + direction * STEP)), 2)
         self.recompute()
+
+    def action_label(self, same: bool) -> None:
+        """A person's verdict on the highlighted cluster, kept beside the store (labels)."""
+        options = self.query_one("#list", OptionList)
+        if self.result is None or options.highlighted is None or not self.result.clusters:
+            self.notify("No cluster highlighted.", severity="warning")
+            return
+        cluster = self.result.clusters[options.highlighted]
+        try:
+            label = self.service.label(self.store, cluster, same)
+        except MemtuiError as e:
+            self.notify(one_line(str(e)), severity="error")
+            return
+        verdict = "one memory" if label.same else "not one memory"
+        self.notify(
+            f"Labelled {len(label.ids)} entries: {verdict}. `memtui calibrate` uses the labels.",
+            timeout=4,
+        )
+        if options.highlighted < len(self.result.clusters) - 1:
+            options.highlighted += 1
 
     def action_merge(self) -> None:
         options = self.query_one("#list", OptionList)
