@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -754,7 +755,10 @@ async def test_a_thousand_random_keys_break_nothing(
     after = {m.id: m.with_(version=None) for m in open_store(path).memories()}
     assert after == before
     if kind == "pi":
-        assert path.read_bytes() == start_bytes
+        # byte for byte, but for pi's "last written" stamp: undo puts it back only while no
+        # write came after the one undone (README, "What the agent owns stays the agent's")
+        stamp = re.compile(rb'"updatedAt": \d+')
+        assert stamp.sub(b"", path.read_bytes()) == stamp.sub(b"", start_bytes)
 
 
 # -- issue 9: popped screens are collected ------------------------------------------------------
