@@ -26,6 +26,11 @@ def data_dir() -> Path:
     return user_data_path(APP)
 
 
+def error_log() -> Path:
+    """Where the TUI appends the traceback of an exception that escaped a handler."""
+    return data_dir() / "tui-errors.log"
+
+
 def demo_store() -> Path:
     return data_dir() / "demo-store.json"
 

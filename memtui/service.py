@@ -185,6 +185,18 @@ class Service:
         out, self._notices = self._notices, []
         return out
 
+    def log_error(self, text: str) -> Path | None:
+        """Append a bug's traceback to the error log; where it went, or None if it could not
+        be written (the front end still says the bug in one line)."""
+        path = locations.error_log()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as log:
+                log.write(f"--- {datetime.now(UTC).isoformat(timespec='seconds')}\n{text}")
+        except OSError:
+            return None
+        return path
+
     def problems(self, store: Store) -> list[str]:
         """What is wrong with the store's ledger and backups (`memtui doctor`)."""
         return store.problems()

@@ -31,7 +31,7 @@ from memtui.tui.commands import MemtuiCommands, PaletteCommand
 from memtui.tui.decay_screen import DecayScreen
 from memtui.tui.detail import DetailPane
 from memtui.tui.entry_form import EntryFormScreen
-from memtui.tui.failures import GuardedHandlers, log_traceback, one_line_report
+from memtui.tui.failures import GuardedHandlers, formatted, one_line_report
 from memtui.tui.history_screen import HistoryScreen
 from memtui.tui.host import MemtuiHost, host
 from memtui.tui.lineage import LineageScreen
@@ -193,7 +193,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
         """An exception escaped a handler that can go on: one line on screen, the traceback
         in the log."""
         self.errors_reported += 1
-        line = one_line_report(error, log_traceback(error))
+        line = one_line_report(error, self.service.log_error(formatted(error)))
         self.notify(line, title="Bug", severity="error", timeout=30, markup=False)
 
     async def _dispatch_action(self, namespace: DOMNode, action_name: str, params: Any) -> bool:
@@ -205,7 +205,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
 
     def _handle_exception(self, error: Exception) -> None:
         # Textual ends the app here (the loop that raised cannot go on): say it in one line
-        self._fatal_line = one_line_report(error, log_traceback(error))
+        self._fatal_line = one_line_report(error, self.service.log_error(formatted(error)))
         super()._handle_exception(error)
 
     def _fatal_error(self) -> None:

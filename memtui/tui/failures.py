@@ -6,33 +6,17 @@ that line."""
 from __future__ import annotations
 
 import traceback
-from datetime import UTC, datetime
 from pathlib import Path
 
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
-from memtui import locations
 from memtui.textsafe import one_line
 
-LOG_NAME = "tui-errors.log"
 
-
-def error_log() -> Path:
-    return locations.data_dir() / LOG_NAME
-
-
-def log_traceback(error: BaseException) -> Path | None:
-    """Append the traceback to the log; where it went, or None if it could not be written."""
-    path = error_log()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as log:
-            log.write(f"--- {datetime.now(UTC).isoformat(timespec='seconds')}\n")
-            log.write("".join(traceback.format_exception(error)))
-    except OSError:
-        return None
-    return path
+def formatted(error: BaseException) -> str:
+    """The traceback, as the error log keeps it."""
+    return "".join(traceback.format_exception(error))
 
 
 def one_line_report(error: BaseException, log: Path | None) -> str:
