@@ -26,6 +26,7 @@ from memtui.engine.profiles import profile_for_format
 from memtui.errors import ConflictError, MemtuiError, NotFoundError
 from memtui.jsonout import dumps
 from memtui.model import MEMORY_FIELDS, Memory, Status
+from memtui.plan_seal import check_seals, read_seals, seals_for
 from memtui.stores import Actor, Change, Store, Transaction
 from memtui.stores.files import atomic_write
 from memtui.stores.ledger import ChangeImage
@@ -39,7 +40,9 @@ RETIRED = (Status.MERGED, Status.SUPERSEDED)
 # -- plans ------------------------------------------------------------------------------------
 
 
-def check_plan_fits(store: Store, plan: Plan) -> None:
+def check_plan_fits(store: Store, plan: Plan, seal_key: bytes | None = None) -> None:
+    """Refuse a plan that was not made from this store as it is now, or whose actions break
+    their kind's or the format's rules; wording edited in its file is refused by its seals."""
     if plan.store_format != store.format_name:
         raise MemtuiError(
             f"the plan was made for a {plan.store_format} store; "
@@ -68,6 +71,7 @@ def check_plan_fits(store: Store, plan: Plan) -> None:
                 f"plan action {action.id} ({action.kind}) {problem}: not the plan memtui "
                 "made — make a new one"
             )
+    check_seals(plan, seal_key)
 
 
 # What each kind of action may change in an entry it keeps (retired entries: `_RETIRING`).
@@ -202,13 +206,18 @@ def _changed(was: Memory, after: Memory) -> set[str]:
 
 
 def apply_plan(
-    store: Store, plan: Plan, approved: Sequence[str] | None, *, now: datetime
+    store: Store,
+    plan: Plan,
+    approved: Sequence[str] | None,
+    *,
+    now: datetime,
+    seal_key: bytes | None = None,
 ) -> Transaction:
     """Apply the approved actions (default: all that need no decision) as one transaction.
 
     Refused, with nothing written, when the store changed in the entries the plan touches.
     """
-    check_plan_fits(store, plan)
+    check_plan_fits(store, plan, seal_key)
     chosen = list(approved) if approved is not None else plan.default_approved()
     if not chosen:
         raise MemtuiError("no action is approved; nothing to apply")
@@ -270,21 +279,27 @@ def read_plan(path: str) -> Plan:
         raise MemtuiError(
             f"{path}: not a plan file (not valid JSON: {str(e).split(':')[0]})"
         ) from None
-    return plan_from_dict(data, path)
+    seals = read_seals(data.pop("seals", None), path) if isinstance(data, dict) else ("", {})
+    plan = plan_from_dict(data, path)
+    plan.seals = seals
+    return plan
 
 
 _PLAN_HEAD = re.compile(rb'^\{\s*"format"\s*:\s*"memtui-plan"')
 
 
-def plan_bytes(plan: Plan, version: int = 2, *, indent: bool = True) -> bytes:
+def plan_bytes(
+    plan: Plan, version: int = 2, *, indent: bool = True, seal_key: bytes | None = None
+) -> bytes:
     """The plan file: version 2 (compact; the default) or 1 (a whole record per change,
-    indented unless `indent` is False)."""
-    if version == 1:
-        return dumps(plan.to_dict(), indent=indent)
-    return dumps(compact_plan(plan))
+    indented unless `indent` is False), its wording sealed with `seal_key`."""
+    data = plan.to_dict() if version == 1 else compact_plan(plan)
+    if seal_key is not None:
+        data["seals"] = seals_for(seal_key, plan)
+    return dumps(data, indent=indent) if version == 1 else dumps(data)
 
 
-def write_plan(plan: Plan, path: str, version: int = 2) -> None:
+def write_plan(plan: Plan, path: str, version: int = 2, seal_key: bytes | None = None) -> None:
     target = Path(path).expanduser()
     if target.exists() and not target.is_file():
         raise MemtuiError(f"{target}: is not a regular file; not writing the plan there")
@@ -297,7 +312,7 @@ def write_plan(plan: Plan, path: str, version: int = 2) -> None:
         if not _PLAN_HEAD.match(head):
             raise MemtuiError(f"{target}: exists and is not a memtui plan; not overwriting it")
     try:
-        atomic_write(target, plan_bytes(plan, version), mode=0o600)
+        atomic_write(target, plan_bytes(plan, version, seal_key=seal_key), mode=0o600)
     except FileNotFoundError:
         raise MemtuiError(
             f"{target}: its folder does not exist; the plan was not written"

@@ -44,6 +44,7 @@ from memtui.engine.profiles import PROFILE_NAMES, Profile, profile_for_format
 from memtui.engine.similarity import METHODS, text_similarity
 from memtui.errors import MemtuiError
 from memtui.model import HIDDEN_STATUSES, Memory, Source, Status
+from memtui.plan_seal import load_key as load_seal_key
 from memtui.stores import (
     EXPORT_FORMATS,
     Actor,
@@ -145,6 +146,7 @@ class Service:
         self._opened: list[Store] = []  # whose sidecar problems are worth a warning
         self._notices: list[str] = []
         self._hinted = False  # the embed extra's install hint is said once
+        self._seal_key: bytes | None = None
 
     @classmethod
     def from_config(cls, flag: str | None = None) -> Service:
@@ -712,15 +714,25 @@ class Service:
         )
 
     def read_plan(self, path: str) -> Plan:
+        """A plan file, read back; its seals are checked once it meets its store
+        (`check_plan_fits`, `apply`)."""
         return curate.read_plan(path)
 
     def write_plan(self, plan: Plan, path: str, version: int = 2) -> None:
-        """Write the plan file: version 2 (compact, the default) or 1 (whole records)."""
-        curate.write_plan(plan, path, version)
+        """Write the plan file: version 2 (compact, the default) or 1 (whole records), its
+        wording sealed with this memtui's key."""
+        curate.write_plan(plan, path, version, self.seal_key())
 
     def plan_bytes(self, plan: Plan, version: int = 2, *, indent: bool = True) -> bytes:
         """The plan as a file of that version holds it."""
-        return curate.plan_bytes(plan, version, indent=indent)
+        return curate.plan_bytes(plan, version, indent=indent, seal_key=self.seal_key())
+
+    def seal_key(self) -> bytes | None:
+        """The key that seals the wording of the plans this memtui writes (in the data
+        folder; made on first use)."""
+        if self._seal_key is None:
+            self._seal_key = load_seal_key(locations.data_dir())
+        return self._seal_key
 
     def save_setting(self, table: str, key: str, value: str, path: Path | None = None) -> None:
         """Write one setting to the config file (default: the one in use), keeping the rest of
@@ -728,12 +740,12 @@ class Service:
         save_setting(path or self.settings.path or locations.config_file(), table, key, value)
 
     def check_plan_fits(self, store: Store, plan: Plan) -> None:
-        curate.check_plan_fits(store, plan)
+        curate.check_plan_fits(store, plan, self.seal_key())
 
     def apply(self, store: Store, plan: Plan, approved: Sequence[str] | None = None) -> Transaction:
         """Apply the approved actions (default: all that need no decision) as one
         transaction; refused, with nothing written, when the entries it touches changed."""
-        return curate.apply_plan(store, plan, approved, now=self.now())
+        return curate.apply_plan(store, plan, approved, now=self.now(), seal_key=self.seal_key())
 
 
 @dataclass(frozen=True, slots=True)

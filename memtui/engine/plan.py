@@ -85,6 +85,9 @@ class Plan:
     pending: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     """A plan read from a version-2 file: each action's compact record, until the store it was
     made from fills in the records (`curate.check_plan_fits`)."""
+    seals: tuple[str, dict[str, str]] | None = field(default=None, repr=False, compare=False)
+    """A plan read from a file: the id of the key that sealed its wording and each worded
+    action's seal, until they are checked (`plan_seal.check_seals`)."""
     _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     @property

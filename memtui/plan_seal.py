@@ -1,0 +1,135 @@
+"""Seals on plan files: memtui signs the wording of every action it writes to a plan file
+(merged or rewritten content, which apply cannot recompute from the entries), with a key kept
+in its data folder. A plan read back is checked against them: wording changed in the file is
+refused, naming the action; wording without a seal from this memtui (an older file, another
+machine, a hand-written plan) waits for a person's decision instead of being applied."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import stat
+from pathlib import Path
+
+import orjson
+
+from memtui.engine.plan import Action, Plan
+from memtui.errors import MemtuiError
+from memtui.times import format_iso
+
+KEY_FILE = "plan-seal.key"
+_KEY_BYTES = 32
+
+
+def load_key(folder: Path) -> bytes | None:
+    """This memtui's sealing key, made on first use (readable by the user only); None when the
+    data folder cannot hold one (plans are then written and read unsealed)."""
+    path = folder / KEY_FILE
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            if not _make_key(path):
+                return None
+            continue
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            key = f.read(_KEY_BYTES + 1)
+        return key if len(key) == _KEY_BYTES else None
+    return None
+
+
+def _make_key(path: Path) -> bool:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        return True  # another process made it first
+    except OSError:
+        return False
+    with os.fdopen(fd, "wb") as f:
+        f.write(os.urandom(_KEY_BYTES))
+    return True
+
+
+def key_id(key: bytes) -> str:
+    """Names the key in a plan file without revealing it."""
+    return hashlib.sha256(b"memtui plan seal key\0" + key).hexdigest()[:16]
+
+
+def worded(action: Action) -> list[list[str]]:
+    """The records whose content the action writes: entries it creates or rewrites."""
+    was = {m.id: m.content for m in action.before}
+    return [[m.id, m.content] for m in action.after if was.get(m.id) != m.content]
+
+
+def seal(key: bytes, plan: Plan, action: Action) -> str:
+    message = orjson.dumps(
+        [
+            plan.store_fingerprint,
+            format_iso(plan.now),
+            action.id,
+            action.kind,
+            action.targets,
+            worded(action),
+        ]
+    )
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def seals_for(key: bytes, plan: Plan) -> dict[str, object]:
+    """What a plan file carries under "seals": the key's id and each worded action's seal."""
+    actions = {a.id: seal(key, plan, a) for a in plan.actions if worded(a)}
+    return {"key": key_id(key), "actions": actions}
+
+
+def read_seals(raw: object, source: str) -> tuple[str, dict[str, str]]:
+    """The key id and per-action seals a plan file holds ("", {} when it holds none)."""
+    if raw is None:
+        return "", {}
+    bad = MemtuiError(f"{source}: not a usable plan file ('seals' is not what memtui writes)")
+    if not isinstance(raw, dict):
+        raise bad
+    key, actions = raw.get("key"), raw.get("actions")
+    if not isinstance(key, str) or not isinstance(actions, dict):
+        raise bad
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in actions.items()):
+        raise bad
+    return key, actions
+
+
+def check_seals(plan: Plan, key: bytes | None) -> None:
+    """Check the wording of a plan read from a file against its seals, once (a plan changed
+    in memory afterwards, e.g. by the model pass, is memtui's own)."""
+    if plan.seals is None:
+        return
+    sealed_by, seals = plan.seals
+    plan.seals = None
+    ours = key is not None and sealed_by == key_id(key)
+    for action in plan.actions:
+        if not worded(action):
+            continue
+        recorded = seals.get(action.id)
+        if ours and key is not None:
+            if recorded is None:
+                raise MemtuiError(
+                    f"plan action {action.id} ({action.kind}) writes wording memtui did not "
+                    "seal: the plan file was edited — make a new plan"
+                )
+            if not hmac.compare_digest(recorded, seal(key, plan, action)):
+                raise MemtuiError(
+                    f"plan action {action.id} ({action.kind}): its wording was changed after "
+                    "memtui wrote the plan (its seal does not match) — make a new plan"
+                )
+            continue
+        if not action.needs_decision:
+            action.needs_decision = True
+            action.reason = (
+                "Wording not sealed by this memtui (an older or hand-made plan file, or one "
+                f"from another machine): read it before approving. {action.reason}"
+            )
+        action.details = {**action.details, "unsealed": True}
