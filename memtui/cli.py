@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from memtui import __version__, cli_curate, locations
-from memtui.cli_common import UsageError, emit_json
+from memtui.cli_common import UsageError, emit_json, print_done
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
 from memtui.model import STATUS_SYMBOL, Status
@@ -171,8 +171,7 @@ def cmd_edit(args: argparse.Namespace, svc: Service) -> int:
     note = ""
     if store.format_name == "pi" and status is not None and status is not Status.ACTIVE:
         note = " (pi keeps only active entries: it left the file; the ledger keeps it)"
-    print(f"edited {one_line(args.id)} in transaction {tx.id}{note}")
-    print(f"undo with: memtui undo {store.path} {tx.id}")
+    print_done(f"edited {one_line(args.id)} in transaction {tx.id}{note}", store, tx)
     return 0
 
 
@@ -257,11 +256,12 @@ def cmd_rollback(args: argparse.Namespace, svc: Service) -> int:
     if args.json:
         emit_json(transaction_detail(tx))
         return 0
-    print(
+    print_done(
         f"rolled back to {tx.details['backup']} in transaction {tx.id}: "
-        f"{len(tx.changes)} entries changed"
+        f"{len(tx.changes)} entries changed",
+        store,
+        tx,
     )
-    print(f"undo with: memtui undo {store.path} {tx.id}")
     return 0
 
 

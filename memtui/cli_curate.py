@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from memtui.cli_common import UsageError, emit_json
+from memtui.cli_common import UsageError, emit_json, print_done
 from memtui.errors import MemtuiError
 from memtui.model import Status
 from memtui.service import (
@@ -22,7 +22,7 @@ from memtui.service import (
     plan_summary,
 )
 from memtui.textsafe import json_safe, one_line
-from memtui.views import entries, memory_record, shorten, transaction_record
+from memtui.views import entries, kind_counts, memory_record, shorten, transaction_record
 
 
 def _ids(text: str | None) -> list[str] | None:
@@ -105,7 +105,7 @@ def cmd_apply(args: argparse.Namespace, svc: Service) -> int:
         plan.action(ident)
     kinds = [plan.action(a).kind for a in approved]
     touched = len({t for a in approved for t in plan.action(a).targets})
-    what = ", ".join(f"{k} {kinds.count(k)}" for k in dict.fromkeys(kinds))
+    what = kind_counts(kinds)
     if not args.yes and sys.stdin.isatty():
         answer = input(
             f"apply {len(approved)} actions ({what}): {entries(touched)} touched, "
@@ -120,11 +120,12 @@ def cmd_apply(args: argparse.Namespace, svc: Service) -> int:
     if args.json:
         emit_json(transaction_record(tx))
         return 0
-    print(
+    print_done(
         f"applied {len(approved)} actions ({what}) in transaction {tx.id}: "
-        f"{before} entries → {after}"
+        f"{before} entries → {after}",
+        store,
+        tx,
     )
-    print(f"undo with: memtui undo {store.path} {tx.id}")
     return 0
 
 
@@ -140,26 +141,24 @@ def cmd_merge(args: argparse.Namespace, svc: Service) -> int:
             }
         )
         return 0
-    print(f"merged {entries(len(args.ids))} into {tx.details['merged']} (transaction {tx.id})")
+    said = f"merged {entries(len(args.ids))} into {tx.details['merged']} (transaction {tx.id})"
     if merged is not None:
-        print(f"  {one_line(merged.content)}")
-    print(f"undo with: memtui undo {store.path} {tx.id}")
+        said += f"\n  {one_line(merged.content)}"
+    print_done(said, store, tx)
     return 0
 
 
 def cmd_supersede(args: argparse.Namespace, svc: Service) -> int:
     store = svc.open(args.store)
     tx = svc.supersede(store, args.old, args.new, args.reason or "")
-    print(f"{args.new} now supersedes {args.old} (transaction {tx.id})")
-    print(f"undo with: memtui undo {store.path} {tx.id}")
+    print_done(f"{args.new} now supersedes {args.old} (transaction {tx.id})", store, tx)
     return 0
 
 
 def cmd_restore(args: argparse.Namespace, svc: Service) -> int:
     store = svc.open(args.store)
     tx = svc.restore(store, args.id)
-    print(f"{tx.reason} (transaction {tx.id})")
-    print(f"undo with: memtui undo {store.path} {tx.id}")
+    print_done(f"{tx.reason} (transaction {tx.id})", store, tx)
     return 0
 
 

@@ -32,7 +32,7 @@ from memtui.stores.files import atomic_write
 from memtui.stores.ledger import ChangeImage
 from memtui.stores.pi_format import PI_CONTENT_CAP
 from memtui.times import format_iso
-from memtui.views import entries
+from memtui.views import entries, kind_counts
 
 RETIRED = (Status.MERGED, Status.SUPERSEDED)
 
@@ -225,7 +225,7 @@ def apply_plan(
     if not planned:
         raise MemtuiError("the approved actions change nothing")
     kinds = [plan.action(a).kind for a in chosen]
-    summary = ", ".join(f"{k} {kinds.count(k)}" for k in dict.fromkeys(kinds))
+    summary = kind_counts(kinds)
     actors = {plan.action(a).actor for a in chosen}
     return store.commit(
         [Change(c.before, c.after) for c in planned],

@@ -166,6 +166,12 @@ def age_text(when: datetime | None, now: datetime) -> str:
     return f"{int(seconds)}s"
 
 
+def kind_counts(kinds: Iterable[str]) -> str:
+    """ "merge 3, decay 12": each kind with its count, in the order kinds first appear."""
+    counts = Counter(kinds)
+    return ", ".join(f"{kind} {n}" for kind, n in counts.items())
+
+
 def entries(n: int) -> str:
     return f"{n} entr{'y' if n == 1 else 'ies'}"
 
