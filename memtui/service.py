@@ -29,8 +29,10 @@ from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
 from memtui.demo import make_demo_memories
 from memtui.engine.calibration import (
     DEFAULT_TARGET_PRECISION,
+    EMBED_METHOD,
     MethodCalibration,
     calibrate,
+    score_embedded_pairs,
     score_text_pairs,
 )
 from memtui.engine.candidates import Pair, candidate_pairs
@@ -65,7 +67,11 @@ from memtui.stores.transfer import ExportReport
 from memtui.times import parse_iso
 
 DEMO_MAX_SIZE = 2_000_000
+# what `calibrate` can measure: every method, and `memtui` with local embeddings (the extra)
+CALIBRATION_METHODS = (*METHODS, EMBED_METHOD)
+
 __all__ = [
+    "CALIBRATION_METHODS",
     "DECAY_MODELS",
     "DEFAULT_DEMO_SIZE",
     "DEFAULT_TARGET_PRECISION",
@@ -697,9 +703,13 @@ class Service:
         corpus = [m.content for m in store.memories()]
         results = []
         for method in methods or METHODS:
-            if method not in METHODS:
-                raise MemtuiError(f"unknown method {method!r} (use {', '.join(METHODS)})")
-            scores = score_text_pairs(pairs, method, corpus)
+            if method == EMBED_METHOD:
+                scores = self._embedded_pair_scores(store, pairs)
+            elif method in METHODS:
+                scores = score_text_pairs(pairs, method, corpus)
+            else:
+                known = ", ".join(CALIBRATION_METHODS)
+                raise MemtuiError(f"unknown method {method!r} (use {known})")
             scored = list(zip(scores, verdicts, strict=True))
             results.append(calibrate(method, scored, target_precision))
         return Calibration(
@@ -710,6 +720,18 @@ class Service:
             target_precision,
             results,
         )
+
+    def _embedded_pair_scores(self, store: Store, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """The `memtui+embed` score of labelled text pairs (vectors cached beside the store)."""
+        from memtui.embedding import EmbeddingsUnavailable, cached_embeddings, load_embedder
+
+        try:
+            embedder = load_embedder()
+        except EmbeddingsUnavailable as e:
+            raise MemtuiError(str(e)) from None
+        texts = sorted({t for pair in pairs for t in pair})
+        rows = cached_embeddings(embedder, texts, store.sidecar / "embeddings")
+        return score_embedded_pairs(pairs, dict(zip(texts, rows, strict=True)), embedder.name)
 
     def read_plan(self, path: str) -> Plan:
         return curate.read_plan(path)
