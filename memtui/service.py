@@ -778,10 +778,13 @@ class Calibration:
         best = self.best
         if best is None or best.recommended is None:
             return None
-        return (
-            f'[profiles.{self.profile}]\nmethod = "{best.method}"\n'
+        # memtui+embed is the memtui method planned with `--embed`
+        embed = best.method == EMBED_METHOD
+        lines = (
+            f'[profiles.{self.profile}]\nmethod = "{"memtui" if embed else best.method}"\n'
             f"merge_threshold = {best.recommended.threshold:g}"
         )
+        return lines + ("\n# plan with --embed to use embeddings" if embed else "")
 
     def to_dict(self) -> dict[str, Any]:
         best = self.best
