@@ -12,17 +12,19 @@ The floor is per language (bench/quality_bench.py --embed-sweep, chosen on the l
 dev split, precision ≥ 0.8 in each language): `EMBED_FLOOR` 0.55 in general, the best grouping
 F1; `EMBED_FLOOR_CJK` 0.95 for two texts mostly in CJK script. The multilingual model does not
 tell Chinese restatements from same-topic facts (dev: at the general floor one more Chinese
-pair found and one wrong; every floor from 0.65 up the same one right pair: ties go to the
+pair found and one wrong; every floor from 0.65 up the same one right pair, so ties go to the
 fewest PAWS-X false merges), while it scores Chinese sentences of the same words in another
 order as the same (PAWS-X non-paraphrases merged: 0.882 at 0.55, 0.608 at 0.95, 0.590 on
-words alone), so for Chinese it only confirms near-duplicates (cosine ≥ 0.98). Alternatives measured and not taken: a lexical-support gate
-(`LEXICAL_SUPPORT`: the meaning counts only when the words reach it) and a partial lift
-(`MEANING_SHARE`: lexical + share · (meaning − lexical)+); neither beat the max on dev.
+words alone): for Chinese it only confirms near-duplicates (cosine ≥ 0.98). Measured and not
+taken: a lexical-support gate (`LEXICAL_SUPPORT`: the meaning counts only when the words reach
+it) and a partial lift (`MEANING_SHARE`: lexical + share · (meaning − lexical)+); neither beat
+the max on dev.
 
 Each entry has at most one vector, in one space: the record's own `embedding` when it carries
 one (Go records; the space is its length), else the model's. Only entries of one space are
 compared; any other pair is scored on its words alone.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
