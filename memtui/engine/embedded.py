@@ -166,11 +166,6 @@ def cosine_pairs(
     return out
 
 
-def cosine_matrix(vectors: Sequence[tuple[str, np.ndarray] | None]) -> np.ndarray:
-    """All rescaled cosines among some entries (0 where not comparable), for the linkage."""
-    return _rescaled_matrix(vectors)[0]
-
-
 def _rescaled_matrix(
     vectors: Sequence[tuple[str, np.ndarray] | None],
 ) -> tuple[np.ndarray, np.ndarray]:
