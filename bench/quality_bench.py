@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import re
 import sys
 import time
@@ -43,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memtui.demo import make_demo_memories
-from memtui.engine import embedded, lexical
+from memtui.engine import candidates, embedded, lexical
 from memtui.engine.candidates import memtui_vectors
 from memtui.engine.clusters import UnionFind
 from memtui.engine.embedded import Embeddings
@@ -208,30 +209,44 @@ def grouping(facts: Sequence[Fact], chosen: Profile, vectors: Embeddings | None 
 # -- PAWS-X -----------------------------------------------------------------------------------
 
 
-def paws_false_merge_rate(line: float, embed: bool = False) -> tuple[int, int, int, int]:
-    """(label-0 pairs ≥ line, label-0 pairs, label-1 pairs ≥ line, label-1 pairs); `embed`:
-    the combined score with the installed model's embeddings."""
+def paws_rows() -> list[tuple[str, str, int]]:
     rows = []
     for line_text in PAWS.read_text(encoding="utf-8").splitlines()[1:]:
         parts = line_text.split("\t")
         if len(parts) == 4 and parts[3] in ("0", "1") and "NS" not in (parts[1], parts[2]):
             rows.append((parts[1], parts[2], int(parts[3])))
+    return rows
+
+
+_PAWS_VECTORS: list[Embeddings] = []
+
+
+def paws_false_merge_rate(line: float, embed: bool = False) -> tuple[int, int, int, int]:
+    """(label-0 pairs ≥ line, label-0 pairs, label-1 pairs ≥ line, label-1 pairs); `embed`:
+    the combined score with the installed model's embeddings (computed once per run)."""
+    rows = paws_rows()
     store = [
         Memory(id=f"{n}{side}", content=t)
         for n, r in enumerate(rows)
         for side, t in (("a", r[0]), ("b", r[1]))
     ]
     vectors = memtui_vectors(store)
-    cosines: list[float | None] = [None] * len(rows)
+    entries: list[tuple[str, object] | None] = [None] * len(store)
     if embed:
-        from memtui.embedding import load_embedder
+        if not _PAWS_VECTORS:
+            from memtui.embedding import load_embedder
 
-        rows_v = load_embedder().embed([m.content for m in store])
-        cosines = [float(rows_v[2 * n] @ rows_v[2 * n + 1]) for n in range(len(rows))]
+            embedder = load_embedder()
+            rows_v = embedder.embed([m.content for m in store])
+            _PAWS_VECTORS.append(
+                Embeddings(embedder.name, {m.id: v for m, v in zip(store, rows_v, strict=True)})
+            )
+        entries = embedded.entry_vectors(store, _PAWS_VECTORS[0])  # type: ignore[assignment]
     neg = neg_hit = pos = pos_hit = 0
     for n, (_, _, label) in enumerate(rows):
         score = vector_cosine(vectors[2 * n], vectors[2 * n + 1])
-        hit = embedded.combined(score, cosines[n]) >= line
+        cosine = embedded.reference_cosine(entries[2 * n], entries[2 * n + 1])  # type: ignore[arg-type]
+        hit = embedded.combined(score, cosine) >= line
         if label:
             pos, pos_hit = pos + 1, pos_hit + hit
         else:
@@ -277,6 +292,7 @@ def main() -> None:
     parser.add_argument("--timing", action="store_true", help="planning time at 10k and 100k")
     parser.add_argument("--embed", action="store_true", help="default with embeddings too")
     parser.add_argument("--embed-sweep", action="store_true", help="embedding floor/line on dev")
+    parser.add_argument("--chinese", action="store_true", help="Chinese on words: variants")
     parser.add_argument("--data", type=Path, default=CALIBRATION, help="the labelled set's folder")
     args = parser.parse_args()
     if not (args.data / "pairs.jsonl").exists():
@@ -372,6 +388,9 @@ def main() -> None:
     if args.embed_sweep and vectors is not None:
         embed_sweep(splits["dev"][0], splits["test"][0], vectors)
 
+    if args.chinese:
+        chinese_variants(splits["dev"][0], splits["test"][0])
+
     if args.timing:
         print("\n6. planning time (engine only, demo stores)")
         for size, users in ((10_000, 1), (100_000, 100)):
@@ -404,7 +423,8 @@ def fact_embeddings(facts: Sequence[Fact]) -> Embeddings | None:
 
 
 def embed_sweep(dev: Sequence[Fact], test: Sequence[Fact], vectors: Embeddings) -> None:
-    """The floor that maps cosines onto the lexical scale, and the merge line, on DEV."""
+    """The floors that map cosines onto the lexical scale (general, then CJK), the merge line,
+    and the ways of combining the two scores, all chosen on DEV."""
     print("\n4b. embeddings: floor × merge line on DEV (best grouping F1 at precision ≥ 0.8)")
     results = []
     for floor in (0.4, 0.45, 0.5, 0.55, 0.6, 0.7):
@@ -420,6 +440,94 @@ def embed_sweep(dev: Sequence[Fact], test: Sequence[Fact], vectors: Embeddings) 
     with patch.object(embedded, "EMBED_FLOOR", floor):
         s = grouping(test, profile("default", merge_threshold=t), vectors)
     print(f"   chosen on dev: floor {floor:g}, line {t:g}; test there: {s.row()}")
+
+    line = merge_line("default")[0]
+    dev_zh, test_zh = [f for f in dev if f.lang == "zh"], [f for f in test if f.lang == "zh"]
+    print(
+        "\n4c. the floor for two CJK texts on DEV Chinese (precision ≥ 0.8, best F1; ties: the "
+        f"fewest PAWS-X false merges at {line:g})"
+    )
+    rows = []
+    for floor in (0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95):
+        with patch.object(embedded, "EMBED_FLOOR_CJK", floor):
+            g = grouping(dev_zh, get_profile("default"), vectors)
+            neg_hit, neg, _, _ = paws_false_merge_rate(line, embed=True)
+        rows.append((floor, g, neg_hit / neg))
+        print(f"   CJK floor {floor:4.2f}  dev zh {g.row()} (tp {g.tp}, fp {g.fp})  "
+              f"PAWS-X false merges {neg_hit / neg:.3f}")  # fmt: skip
+    fit = [r for r in rows if r[1].precision >= 0.8] or rows
+    floor = max(fit, key=lambda r: (round(r[1].f1, 9), -r[2]))[0]
+    with patch.object(embedded, "EMBED_FLOOR_CJK", floor):
+        s = grouping(test_zh, get_profile("default"), vectors)
+    print(f"   chosen on dev: CJK floor {floor:g}; test zh there: {s.row()} (tp {s.tp}, fp {s.fp})")
+
+    print(f"\n4d. combining words and meaning (grouping; PAWS-X false merges at {line:g})")
+    options = {
+        "max, one floor for all": {"EMBED_FLOOR_CJK": embedded.EMBED_FLOOR},
+        "max, CJK floor (used)": {"EMBED_FLOOR_CJK": embedded.EMBED_FLOOR_CJK},
+        "words must reach 0.2": {"LEXICAL_SUPPORT": 0.2},
+        "words must reach 0.3": {"LEXICAL_SUPPORT": 0.3},
+        "half the lift": {"MEANING_SHARE": 0.5},
+        "half the lift, one floor": {"MEANING_SHARE": 0.5, "EMBED_FLOOR_CJK": embedded.EMBED_FLOOR},
+        "words alone": {"MEANING_SHARE": 0.0},
+    }
+    for name, changes in options.items():
+        with patch.multiple(embedded, **changes):  # type: ignore[arg-type]
+            d = grouping(dev, get_profile("default"), vectors)
+            t_ = grouping(test, get_profile("default"), vectors)
+            neg_hit, neg, pos_hit, pos = paws_false_merge_rate(line, embed=True)
+        print(f"   {name:<26} dev {d.row()}  test {t_.row()}  PAWS-X false merges "
+              f"{neg_hit / neg:.3f}, paraphrases {pos_hit / pos:.3f}")  # fmt: skip
+
+
+def chinese_variants(dev: Sequence[Fact], test: Sequence[Fact]) -> None:
+    """Ways to find Chinese restatements on words alone, measured (none is used: README)."""
+    line = merge_line("default")[0]
+    print(
+        "\n5b. Chinese on words: CJK tokens × a lift of CJK scores (cos' = k + (1 − k)·cos, "
+        "one shared vector component); chosen on DEV, precision ≥ 0.8 in each language"
+    )
+    split_sets = {
+        "dev zh": [f for f in dev if f.lang == "zh"],
+        "test zh": [f for f in test if f.lang == "zh"],
+        "dev": list(dev),
+        "test": list(test),
+    }
+    for variant in ("bigrams", "cjk-unigrams"):
+        for k in (0.0, 0.15, 0.25, 0.3, 0.35, 0.4):
+            with tokens_variant(variant), cjk_lift(k):
+                scores = {n: grouping(fs, get_profile("default")) for n, fs in split_sets.items()}
+                neg_hit, neg, _, _ = paws_false_merge_rate(line)
+            cells = "  ".join(
+                f"{n} P {s.precision:5.3f} R {s.recall:5.3f}" for n, s in scores.items()
+            )
+            print(f"   {variant:<12} k {k:4.2f}  {cells}  PAWS-X {neg_hit / neg:.3f}")
+
+
+@contextmanager
+def cjk_lift(k: float) -> Iterator[None]:
+    """Every mostly-CJK vector gets one shared component of weight √k (the rest scaled by
+    √(1 − k)): two CJK texts then score k + (1 − k)·cos, a per-language rescaling that the
+    exact candidate search supports as it is."""
+    if k == 0.0:
+        yield
+        return
+    original = lexical.lexical_vectors
+
+    def lifted(texts: Sequence[str]) -> list[lexical.Vector]:
+        out = []
+        for text, v in zip(texts, original(texts), strict=True):
+            if v and lexical.mostly_cjk(text):
+                scale = math.sqrt(1.0 - k)
+                v = {**{t: w * scale for t, w in v.items()}, "\x00cjk": math.sqrt(k)}
+            out.append(v)
+        return out
+
+    with (
+        patch.object(lexical, "lexical_vectors", lifted),
+        patch.object(candidates, "lexical_vectors", lifted),
+    ):
+        yield
 
 
 def best_line(sweep: Sequence[tuple[float, Scores]]) -> tuple[float, Scores]:

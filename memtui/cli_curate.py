@@ -12,6 +12,7 @@ from memtui.cli_common import UsageError, emit_json, print_done
 from memtui.errors import MemtuiError
 from memtui.model import Status
 from memtui.service import (
+    CALIBRATION_METHODS,
     DECAY_MODELS,
     DEFAULT_TARGET_PRECISION,
     METHODS,
@@ -398,7 +399,11 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
 
     p = command("calibrate", cmd_calibrate, "precision and recall per threshold from the labels")
     p.add_argument("store", metavar="STORE")
-    p.add_argument("--method", choices=METHODS, help="only this method (default: all)")
+    p.add_argument(
+        "--method",
+        choices=CALIBRATION_METHODS,
+        help="only this method (default: every lexical one; memtui+embed needs memtui[embed])",
+    )
     p.add_argument(
         "--precision",
         type=float,

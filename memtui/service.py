@@ -29,8 +29,10 @@ from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
 from memtui.demo import make_demo_memories
 from memtui.engine.calibration import (
     DEFAULT_TARGET_PRECISION,
+    EMBED_METHOD,
     MethodCalibration,
     calibrate,
+    score_embedded_pairs,
     score_text_pairs,
 )
 from memtui.engine.candidates import Pair, candidate_pairs
@@ -66,7 +68,11 @@ from memtui.stores.transfer import ExportReport
 from memtui.times import parse_iso
 
 DEMO_MAX_SIZE = 2_000_000
+# what `calibrate` can measure: every method, and `memtui` with local embeddings (the extra)
+CALIBRATION_METHODS = (*METHODS, EMBED_METHOD)
+
 __all__ = [
+    "CALIBRATION_METHODS",
     "DECAY_MODELS",
     "DEFAULT_DEMO_SIZE",
     "DEFAULT_TARGET_PRECISION",
@@ -699,9 +705,13 @@ class Service:
         corpus = [m.content for m in store.memories()]
         results = []
         for method in methods or METHODS:
-            if method not in METHODS:
-                raise MemtuiError(f"unknown method {method!r} (use {', '.join(METHODS)})")
-            scores = score_text_pairs(pairs, method, corpus)
+            if method == EMBED_METHOD:
+                scores = self._embedded_pair_scores(store, pairs)
+            elif method in METHODS:
+                scores = score_text_pairs(pairs, method, corpus)
+            else:
+                known = ", ".join(CALIBRATION_METHODS)
+                raise MemtuiError(f"unknown method {method!r} (use {known})")
             scored = list(zip(scores, verdicts, strict=True))
             results.append(calibrate(method, scored, target_precision))
         return Calibration(
@@ -712,6 +722,18 @@ class Service:
             target_precision,
             results,
         )
+
+    def _embedded_pair_scores(self, store: Store, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """The `memtui+embed` score of labelled text pairs (vectors cached beside the store)."""
+        from memtui.embedding import EmbeddingsUnavailable, cached_embeddings, load_embedder
+
+        try:
+            embedder = load_embedder()
+        except EmbeddingsUnavailable as e:
+            raise MemtuiError(str(e)) from None
+        texts = sorted({t for pair in pairs for t in pair})
+        rows = cached_embeddings(embedder, texts, store.sidecar / "embeddings")
+        return score_embedded_pairs(pairs, dict(zip(texts, rows, strict=True)), embedder.name)
 
     def read_plan(self, path: str) -> Plan:
         """A plan file, read back; its seals are checked once it meets its store
@@ -768,10 +790,13 @@ class Calibration:
         best = self.best
         if best is None or best.recommended is None:
             return None
-        return (
-            f'[profiles.{self.profile}]\nmethod = "{best.method}"\n'
+        # memtui+embed is the memtui method planned with `--embed`
+        embed = best.method == EMBED_METHOD
+        lines = (
+            f'[profiles.{self.profile}]\nmethod = "{"memtui" if embed else best.method}"\n'
             f"merge_threshold = {best.recommended.threshold:g}"
         )
+        return lines + ("\n# plan with --embed to use embeddings" if embed else "")
 
     def to_dict(self) -> dict[str, Any]:
         best = self.best

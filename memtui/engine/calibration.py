@@ -6,8 +6,10 @@ Pure: scores come in already computed (see `memtui.service`), nothing is read or
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 DEFAULT_TARGET_PRECISION = 0.8
 THRESHOLDS = tuple(round(0.05 * n, 2) for n in range(1, 20))  # 0.05 … 0.95
@@ -102,3 +104,25 @@ def score_text_pairs(
     from memtui.engine.similarity import text_similarity
 
     return [text_similarity(a, b, method) for a, b in pairs]
+
+
+EMBED_METHOD = "memtui+embed"
+"""The `memtui` method with local sentence embeddings (engine/embedded.py): calibrated like the
+others, its vectors computed by the caller."""
+
+
+def score_embedded_pairs(
+    pairs: Sequence[tuple[str, str]], vectors: Mapping[str, np.ndarray], model: str
+) -> list[float]:
+    """Each pair's `memtui+embed` score: its `memtui` score combined with the cosine of the two
+    texts' vectors (`vectors` by text; a text without one is scored on its words)."""
+    from memtui.engine.embedded import Embeddings, combined, entry_vectors, reference_cosine
+    from memtui.model import Memory
+
+    lexical = score_text_pairs(pairs, "memtui", ())
+    embeddings = Embeddings(model, vectors)
+    out = []
+    for (a, b), words in zip(pairs, lexical, strict=True):
+        va, vb = entry_vectors([Memory(id=a, content=a), Memory(id=b, content=b)], embeddings)
+        out.append(combined(words, reference_cosine(va, vb)))
+    return out

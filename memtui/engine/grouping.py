@@ -25,7 +25,7 @@ import numpy as np
 from memtui.engine.candidates import Pair, candidate_pairs, memtui_vectors
 from memtui.engine.choices import LINKAGES as _LINKAGES
 from memtui.engine.clusters import components
-from memtui.engine.embedded import Embeddings, cosine_matrix, entry_vectors
+from memtui.engine.embedded import Embeddings, combined_matrix, entry_vectors
 from memtui.engine.lexical import vector_matrix
 from memtui.engine.similarity import memory_similarity
 from memtui.model import Memory
@@ -214,8 +214,8 @@ def similarity_source(
         embedded = dict(
             zip((m.id for m in searched), entry_vectors(searched, embeddings), strict=True)
         )
-        return lambda ids: np.maximum(
-            vector_matrix([vectors[i] for i in ids]), cosine_matrix([embedded[i] for i in ids])
+        return lambda ids: combined_matrix(
+            vector_matrix([vectors[i] for i in ids]), [embedded[i] for i in ids]
         )
 
     def pairwise(ids: list[str]) -> np.ndarray:

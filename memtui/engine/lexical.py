@@ -75,6 +75,16 @@ _TOKEN = re.compile(
 )
 
 
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def mostly_cjk(text: str) -> bool:
+    """Whether most of the letters of `text` are CJK characters."""
+    letters = len(_LETTER.findall(text))
+    return letters > 0 and 2 * len(_CJK_CHAR.findall(text)) > letters
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light English suffix stripper (plurals, -ing, -ed, -ly, a final -e or -y) so that
