@@ -69,6 +69,7 @@ def result_text(merged: Memory, retired: list[Memory]) -> Text:
 
 
 class MergeScreen(GuardedHandlers, Screen[None]):
+    HELP_TITLE = "Merge"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "ctrl+s",

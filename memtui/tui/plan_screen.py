@@ -80,6 +80,7 @@ class PlanFailed(Message):
 class PathScreen(GuardedHandlers, ModalScreen["str | None"]):
     """Asks for a file path."""
 
+    HELP_TITLE = "Saving or loading a plan file"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="path.cancel")
     ]
@@ -158,6 +159,7 @@ def action_detail(action: Action) -> Text:
 
 
 class PlanScreen(GuardedHandlers, Screen[None]):
+    HELP_TITLE = "Plan review"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "decide(True)", "Approve", id="plan.approve"),
         Binding("r", "decide(False)", "Reject", id="plan.reject"),
