@@ -16,7 +16,7 @@ from memtui.demo import make_demo_memories
 from memtui.model import Status
 from memtui.stores import Change, create_native_store, open_store
 from memtui.tui import make_app
-from memtui.tui.app import HomeScreen, MemtuiApp
+from memtui.tui.app import MemtuiApp
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.memory_table import MemoryTable
 from memtui.tui.screens import ConfirmScreen, HelpScreen

@@ -153,6 +153,9 @@ class CommitFlow(App[None]):
         self.read_history(store)
 
     def read_history(self, store: Store) -> None:
+        """The ledger's images for the detail pane; the store's ids indexed too (here, off the
+        UI thread), so a merge preview allocates its id at once."""
+        self.service.taken_ids(store)
         try:
             self.post_message(HistoryReady(self.service.history(store)))
         except MemtuiError as e:

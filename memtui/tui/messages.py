@@ -85,8 +85,17 @@ class LedgerRead(Message):
 class PlanFileDone(Message):
     """A plan file was read or written in a worker: `problem` says why not, else `plan`."""
 
-    def __init__(self, path: str, plan: Plan | None, problem: str | None, saved: bool) -> None:
+    def __init__(
+        self,
+        path: str,
+        plan: Plan | None,
+        problem: str | None,
+        *,
+        saved: bool,
+        approved: set[str] | None = None,
+    ) -> None:
         super().__init__()
+        self.approved = approved  # the decisions a saved file holds
         self.path = path
         self.plan = plan
         self.problem = problem

@@ -133,7 +133,7 @@ class WorkingScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.show_stage()
-        self.set_interval(0.5, self.show_stage)
+        self.set_interval(0.2, self.show_stage)
 
     def set_stage(self, stage: str) -> None:
         self.stage = stage
@@ -141,7 +141,7 @@ class WorkingScreen(ModalScreen[None]):
 
     def show_stage(self) -> None:
         elapsed = time.monotonic() - self.started
-        text = Text(f"{self.stage} · {elapsed:.0f} s elapsed", style="dim")
+        text = Text(f"{self.stage} · {elapsed:.1f} s elapsed", style="dim")
         text.append("\nThe screen stays live; the store is written as one transaction.")
         for widget in self.query("#stage").results(Static):
             widget.update(text)
