@@ -98,7 +98,8 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(Text("loading the ledger…", style="bold"), id="title")
         with Horizontal(id="body"):
-            yield OptionList(id="list")
+            # off until the ledger is read (an empty OptionList fails on page-down)
+            yield OptionList(id="list", disabled=True)
             yield VerticalScroll(Static(id="detail-body"), id="detail")
         yield Footer(compact=True, show_command_palette=False)
 
@@ -159,9 +160,16 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
                     Option(transaction_label(tx, self.undone.get(tx.id)), id=str(tx.id))
                 )
         self.query_one("#title", Static).update(title)
-        if options.option_count:
+        # keys reach the list once it has laid out its new rows (page-down needs them)
+        options.disabled = True
+        self.call_after_refresh(self._list_ready)
+
+    def _list_ready(self) -> None:
+        options = self.query_one("#list", OptionList)
+        if options.option_count and not self.loading:
+            options.disabled = False
             options.highlighted = 0
-        options.focus()
+            options.focus()
 
     @on(OptionList.OptionHighlighted, "#list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -185,7 +193,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
 
     def _selected(self) -> Transaction | None:
         options = self.query_one("#list", OptionList)
-        if options.highlighted is None or self.showing_backups:
+        if options.disabled or options.highlighted is None or self.showing_backups:
             return None
         return self.transactions[options.highlighted]
 
@@ -206,7 +214,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
             self.action_undo()
             return
         options = self.query_one("#list", OptionList)
-        if options.highlighted is None:
+        if options.disabled or options.highlighted is None:
             return
         backup = self.backups[options.highlighted]
         host(self).request_rollback(backup)
