@@ -3,7 +3,7 @@ the rolling backups with rollback."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from rich.text import Text
 from textual import on, work
@@ -58,6 +58,15 @@ def transaction_detail(tx: Transaction, undone_by: int | None) -> Text:
     return text
 
 
+class LedgerList(OptionList):
+    """An OptionList whose page keys wait until it has a size: Textual's raise a KeyError on a
+    list filled (by the worker) but not laid out yet, when a key comes in between."""
+
+    def _move_page(self, direction: Literal[-1, 1]) -> None:
+        if self.scrollable_content_region:
+            super()._move_page(direction)
+
+
 class HistoryScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "History"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -90,7 +99,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
         self.store = store
         self.service = service
         self.showing_backups = False
-        self.loading = True
+        self.reading = True  # the ledger is being read (not `loading`: Textual's overlay)
         self.transactions: list[Transaction] = []
         self.backups: list[Backup] = []
         self.undone: dict[int, int] = {}
@@ -98,8 +107,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(Text("loading the ledger…", style="bold"), id="title")
         with Horizontal(id="body"):
-            # off until the ledger is read (an empty OptionList fails on page-down)
-            yield OptionList(id="list", disabled=True)
+            yield LedgerList(id="list")
             yield VerticalScroll(Static(id="detail-body"), id="detail")
         yield Footer(compact=True, show_command_palette=False)
 
@@ -112,7 +120,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
 
     def reload(self) -> None:
         """Read the ledger and the backups again, off the UI thread."""
-        self.loading = True
+        self.reading = True
         self.query_one("#title", Static).update(Text("loading the ledger…", style="bold"))
         self.read_ledger()
 
@@ -129,7 +137,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
 
     @on(LedgerRead)
     def _ledger_read(self, message: LedgerRead) -> None:
-        self.loading = False
+        self.reading = False
         self.transactions = message.transactions
         self.undone = message.undone
         self.backups = message.backups
@@ -160,16 +168,9 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
                     Option(transaction_label(tx, self.undone.get(tx.id)), id=str(tx.id))
                 )
         self.query_one("#title", Static).update(title)
-        # keys reach the list once it has laid out its new rows (page-down needs them)
-        options.disabled = True
-        self.call_after_refresh(self._list_ready)
-
-    def _list_ready(self) -> None:
-        options = self.query_one("#list", OptionList)
-        if options.option_count and not self.loading:
-            options.disabled = False
+        if options.option_count:
             options.highlighted = 0
-            options.focus()
+        options.focus()
 
     @on(OptionList.OptionHighlighted, "#list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -193,13 +194,13 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
 
     def _selected(self) -> Transaction | None:
         options = self.query_one("#list", OptionList)
-        if options.disabled or options.highlighted is None or self.showing_backups:
+        if options.highlighted is None or self.showing_backups:
             return None
         return self.transactions[options.highlighted]
 
     def action_toggle_backups(self) -> None:
         self.showing_backups = not self.showing_backups
-        if not self.loading:
+        if not self.reading:
             self.show_list()
 
     def action_undo(self) -> None:
@@ -214,7 +215,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
             self.action_undo()
             return
         options = self.query_one("#list", OptionList)
-        if options.disabled or options.highlighted is None:
+        if options.highlighted is None:
             return
         backup = self.backups[options.highlighted]
         host(self).request_rollback(backup)
