@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from memtui.engine.decay import model as decay_model
-from memtui.engine.ids import IdMaker
+from memtui.engine.ids import IdMaker, TakenIds
 from memtui.engine.merging import merge_entries, retire
 from memtui.engine.plan import Plan, plan_changes, plan_from_dict
 from memtui.engine.plan_compact import PlanMismatch, compact_plan, expand
@@ -361,10 +361,14 @@ def preview_merge(
     strategy: str = "rule",
     content: str | None = None,
     now: datetime,
+    taken: TakenIds | None = None,
 ) -> tuple[Memory, list[Memory]]:
-    """The merged entry and the retired members, as a merge would write them."""
+    """The merged entry and the retired members, as a merge would write them (`taken`: the
+    store's ids indexed before, so the new id costs O(1))."""
     members = _live_members(store, ids)
-    maker = IdMaker(store.format_name, [m.id for m in store.memories()], now)
+    if taken is None:
+        taken = TakenIds.of(m.id for m in store.memories())
+    maker = IdMaker(store.format_name, (), now, index=taken)
     return merge_entries(
         members,
         new_id=maker.new("|".join(ids)),

@@ -40,6 +40,7 @@ from memtui.engine.decay import MODELS as DECAY_MODELS
 from memtui.engine.decay import DecayModel, model
 from memtui.engine.embedded import Embeddings
 from memtui.engine.grouping import Group, group_entries
+from memtui.engine.ids import TakenIds
 from memtui.engine.plan import KINDS, Action, Plan, closure
 from memtui.engine.planner import Cancelled, Progress, make_plan
 from memtui.engine.profiles import PROFILE_NAMES, Profile, profile_for_format
@@ -447,7 +448,28 @@ class Service:
     def preview_merge(
         self, store: Store, ids: Sequence[str], *, strategy: str = "rule", content: str | None
     ) -> tuple[Memory, list[Memory]]:
-        return curate.preview_merge(store, ids, strategy=strategy, content=content, now=self.now())
+        """The merged entry and the retired members as `merge` would write them; the new id
+        costs O(1) once the store's ids are indexed (`taken_ids`)."""
+        return curate.preview_merge(
+            store,
+            ids,
+            strategy=strategy,
+            content=content,
+            now=self.now(),
+            taken=self.taken_ids(store),
+        )
+
+    _taken_cache: tuple[int, str, TakenIds] | None = None
+
+    def taken_ids(self, store: Store) -> TakenIds:
+        """The store's ids, indexed once per store and version: read again only after a
+        commit or a reload changed the store (its fingerprint)."""
+        cached = self._taken_cache
+        if cached is not None and cached[0] == id(store) and cached[1] == store.fingerprint:
+            return cached[2]
+        taken = TakenIds.of(m.id for m in store.memories())
+        self._taken_cache = (id(store), store.fingerprint, taken)
+        return taken
 
     def merge(
         self, store: Store, ids: Sequence[str], *, strategy: str = "rule", content: str | None

@@ -106,6 +106,7 @@ async def history(pilot: Pilot) -> None:
     await settle(pilot)
     await pilot.pause(0.3)
     await pilot.press("h")
+    await settle(pilot)  # the ledger is read in a worker
     await pilot.pause(0.3)
 
 

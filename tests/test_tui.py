@@ -16,7 +16,7 @@ from memtui.demo import make_demo_memories
 from memtui.model import Status
 from memtui.stores import Change, create_native_store, open_store
 from memtui.tui import make_app
-from memtui.tui.app import HomeScreen, MemtuiApp
+from memtui.tui.app import MemtuiApp
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.memory_table import MemoryTable
 from memtui.tui.screens import ConfirmScreen, HelpScreen
@@ -137,7 +137,7 @@ async def test_quick_filters_and_hidden_statuses(demo_store: Path) -> None:
         assert len(app.model.view) == 120
         from memtui.tui.table_model import QuickFilters
 
-        app.apply_filters(QuickFilters(user="alice"))
+        app.home.apply_filters(QuickFilters(user="alice"))
         await pilot.pause()
         assert app.model.view and all(
             app.model.memories[i].user_id == "alice" for i in app.model.view
@@ -293,20 +293,79 @@ async def test_unknown_theme_falls_back_with_a_notice(demo_store: Path) -> None:
         assert any("no-such-theme" in n.message for n in app._notifications)
 
 
-async def test_help_lists_every_binding(demo_store: Path) -> None:
+def help_text(app: MemtuiApp) -> str:
+    """The help screen's text as it is on screen (all of it, not only what fits)."""
+    from textual.widgets import Static
+
+    return "\n".join(
+        rendered_text(app, static.content) for static in app.screen.query(Static).results(Static)
+    )
+
+
+async def test_help_lists_every_binding_of_every_screen(demo_store: Path) -> None:
+    import importlib
+    import pkgutil
+
+    from textual.binding import Binding
+    from textual.screen import Screen
+
+    import memtui.tui
+
+    for module in pkgutil.iter_modules(memtui.tui.__path__):
+        importlib.import_module(f"memtui.tui.{module.name}")
+
+    def screens(cls: type) -> list[type]:
+        return [s for sub in cls.__subclasses__() for s in (sub, *screens(sub))]
+
+    ours = {c for c in screens(Screen) if c.__module__.startswith("memtui.tui.")}
+    assert {c.__name__ for c in ours} >= {"HomeScreen", "PlanScreen", "HistoryScreen"}
     app = app_for(demo_store)
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        listed = {ident for _, rows in app.help_sections() for _, _, ident in rows}
-        for widget_class in (MemtuiApp, HomeScreen, MemoryTable, LineageScreen):
-            for binding in widget_class.BINDINGS:
-                assert binding.id in listed  # type: ignore[union-attr]
-        keys = {keys for _, rows in app.help_sections() for keys, _, _ in rows}
-        assert "?" in keys and "/" in keys
+        shown = help_text(app)
+        for cls in (MemtuiApp, MemoryTable, *ours):
+            for binding in cls.__dict__.get("BINDINGS", []):
+                assert isinstance(binding, Binding)
+                if binding.description:
+                    assert f"{binding.tooltip or binding.description}  {binding.id}" in shown, (
+                        cls.__name__,
+                        binding.id,
+                    )
+        assert "Plan review" in shown and "History" in shown
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_help_lists_a_screen_added_later(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+    from types import ModuleType
+    from typing import ClassVar
+
+    from textual.binding import Binding, BindingType
+    from textual.screen import Screen
+
+    class NewScreen(Screen[None]):
+        HELP_TITLE = "A screen written after the help"
+        BINDINGS: ClassVar[list[BindingType]] = [
+            Binding("z", "zap", "Zap", id="new.zap", tooltip="Zap the highlighted entry")
+        ]
+
+    module = ModuleType("memtui.tui.new_screen")
+    module.NewScreen = NewScreen  # type: ignore[attr-defined]
+    NewScreen.__module__ = module.__name__
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    app = app_for(demo_store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("question_mark")
+        shown = help_text(app)
+        assert "A screen written after the help" in shown
+        assert "Zap the highlighted entry  new.zap" in shown
+        assert "?" in shown and "/" in shown
 
 
 HOSTILE = (

@@ -145,6 +145,86 @@ async def test_merge_in_own_words(fixture_copy: Callable[[str], Path]) -> None:
     assert merged.content == "用户很喜欢喝咖啡" and merged.supersedes == ("1", "2")
 
 
+def merged_id_shown(screen: MergeScreen) -> str:
+    """The id the merge screen says the merged entry gets."""
+    import re
+
+    shown = str(screen.query_one("#result-body").render())
+    found = re.search(r"^\s*id (\S+)$", shown, re.MULTILINE)
+    assert found, shown
+    return found.group(1)
+
+
+async def test_merge_preview_shows_the_next_id_after_a_commit(
+    fixture_copy: Callable[[str], Path],
+) -> None:
+    path = fixture_copy("items.jsonl")
+    top = max(int(m.id) for m in open_store(path).memories())
+    app = app_for(path)
+    async with app.run_test(size=(130, 38)) as pilot:
+        await ready(pilot)
+        app.model.marked = {"1", "2"}
+        await pilot.press("m")
+        await pilot.pause()
+        assert isinstance(app.screen, MergeScreen)
+        assert merged_id_shown(app.screen) == str(top + 1)
+        await confirm(pilot)
+        assert str(top + 1) in {m.id for m in app.model.memories}
+        app.model.marked = {"8", "9"}
+        await pilot.press("m")
+        await pilot.pause()
+        assert isinstance(app.screen, MergeScreen)
+        # the id the first merge took is not offered again
+        assert merged_id_shown(app.screen) == str(top + 2)
+        await pilot.click("#editor")
+        await pilot.press(*"tea")
+        await pilot.pause(MergeScreen.PREVIEW_DELAY + 0.1)
+        await pilot.pause()
+        assert app.screen.strategy == "own" and "tea" in (app.screen.own_text or "")
+        assert merged_id_shown(app.screen) == str(top + 2)
+
+
+async def test_history_shows_loading_then_its_rows(
+    fixture_copy: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from memtui.service import Service
+
+    path = fixture_copy("items.jsonl")
+    store = open_store(path)
+    m = store.get("3")
+    store.commit(
+        [Change(m, m.with_(importance=0.05))], actor="user", kind="edit", reason="edit 3", now=NOW
+    )
+    release = threading.Event()
+    backups = Service.backups
+
+    def slow_backups(self: Service, store: object) -> object:
+        release.wait(timeout=30)
+        return backups(self, store)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Service, "backups", slow_backups)
+    app = app_for(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("h")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, HistoryScreen)
+        title = screen.query_one("#title")
+        assert "loading the ledger" in str(title.render())
+        await pilot.press("j", "k")  # the screen answers keys while the ledger is read
+        release.set()
+        await ready(pilot)
+        assert "1 transactions" in str(title.render())
+        rows = screen.query_one("#list")
+        assert rows.option_count == 1  # type: ignore[attr-defined]
+        assert "edit 3" in str(rows.get_option_at_index(0).prompt)  # type: ignore[attr-defined]
+        await pilot.press("b")
+        assert "backups" in str(title.render())
+
+
 async def test_plan_review_applies_exactly_the_approved_actions(
     fixture_copy: Callable[[str], Path],
 ) -> None:
@@ -318,7 +398,7 @@ async def test_history_shows_transactions_and_undoes_from_there(
     async with app.run_test(size=(140, 40)) as pilot:
         await ready(pilot)
         await pilot.press("h")
-        await pilot.pause()
+        await ready(pilot)
         screen = app.screen
         assert isinstance(screen, HistoryScreen)
         assert [t.reason for t in screen.transactions] == ["edit 7", "edit 3"]

@@ -4,26 +4,53 @@ the same members (so planning twice proposes the same plan)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 from datetime import datetime
 
 from memtui.times import to_base36, to_epoch_ms
 
 
+@dataclass(frozen=True, slots=True)
+class TakenIds:
+    """A store's ids, indexed once (O(n)); an `IdMaker` over it starts in O(1), so a preview
+    that allocates one id need not scan the store again."""
+
+    ids: frozenset[str]
+    top_number: int  # the highest all-digit id (longterm numbers its entries), 0 if none
+
+    @classmethod
+    def of(cls, ids: Iterable[str]) -> TakenIds:
+        taken = frozenset(ids)
+        numbers = [int(i) for i in taken if i.isascii() and i.isdigit()]
+        return cls(taken, max(numbers, default=0))
+
+
 class IdMaker:
     """Fresh ids not in `taken`: `mem_<base36 ms>_<8 hex>` (pi), the next integer (longterm),
-    `m_<hex ms>_<6 hex>` (native)."""
+    `m_<hex ms>_<6 hex>` (native). With `index` (the same ids, indexed before) it starts in
+    O(1) and `taken` is not read."""
 
-    def __init__(self, store_format: str, taken: Collection[str], now: datetime) -> None:
+    def __init__(
+        self,
+        store_format: str,
+        taken: Collection[str],
+        now: datetime,
+        *,
+        index: TakenIds | None = None,
+    ) -> None:
         self.format = store_format
-        self.taken = set(taken)
+        self.index = index if index is not None else TakenIds.of(taken)
+        self.made: set[str] = set()
         self.now_ms = to_epoch_ms(now)
-        numbers = [int(i) for i in self.taken if i.isascii() and i.isdigit()]
-        self.next_number = max(numbers, default=0) + 1
+        self.next_number = self.index.top_number + 1
+
+    def _taken(self, ident: str) -> bool:
+        return ident in self.index.ids or ident in self.made
 
     def new(self, seed: str) -> str:
         if self.format == "longterm":
-            while str(self.next_number) in self.taken:
+            while self._taken(str(self.next_number)):
                 self.next_number += 1
             ident = str(self.next_number)
         else:
@@ -34,8 +61,8 @@ class IdMaker:
                     ident = f"mem_{to_base36(self.now_ms)}_{digest[:8]}"
                 else:
                     ident = f"m_{self.now_ms:x}_{digest[:6]}"
-                if ident not in self.taken:
+                if not self._taken(ident):
                     break
                 salt += 1
-        self.taken.add(ident)
+        self.made.add(ident)
         return ident

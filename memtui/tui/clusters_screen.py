@@ -64,6 +64,7 @@ def size_bins(clusters: list[list[str]]) -> list[tuple[str, int]]:
 
 
 class ClustersScreen(GuardedHandlers, Screen[None]):
+    HELP_TITLE = "Clusters"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("plus,equals_sign", "threshold(1)", "+ threshold", id="clusters.up"),
         Binding("minus", "threshold(-1)", "- threshold", id="clusters.down"),

@@ -118,6 +118,7 @@ def store_decay(
 
 
 class DecayScreen(GuardedHandlers, Screen[None]):
+    HELP_TITLE = "Decay"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "right_square_bracket",

@@ -48,6 +48,7 @@ def change_lines(before: Memory, after: Memory) -> Text:
 class EntryFormScreen(GuardedHandlers, Screen[None]):
     """Edit `memory`, or (memory None) write a new entry."""
 
+    HELP_TITLE = "Editing or adding an entry"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "ctrl+s",

@@ -3,10 +3,10 @@ the rolling backups with rollback."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
@@ -14,12 +14,14 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from memtui.service import Backup, Store, Transaction
+from memtui.errors import MemtuiError
+from memtui.service import Backup, Service, Store, Transaction
 from memtui.textsafe import one_line
 from memtui.times import format_iso
 from memtui.tui.diff import record_change
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
+from memtui.tui.messages import CommitFailed, LedgerRead
 from memtui.views import entries, shorten
 
 
@@ -56,7 +58,17 @@ def transaction_detail(tx: Transaction, undone_by: int | None) -> Text:
     return text
 
 
+class LedgerList(OptionList):
+    """An OptionList whose page keys wait until it has a size: Textual's raise a KeyError on a
+    list filled (by the worker) but not laid out yet, when a key comes in between."""
+
+    def _move_page(self, direction: Literal[-1, 1]) -> None:
+        if self.scrollable_content_region:
+            super()._move_page(direction)
+
+
 class HistoryScreen(GuardedHandlers, Screen[None]):
+    HELP_TITLE = "History"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "u",
@@ -82,18 +94,20 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
     HistoryScreen #detail { width: 1fr; border-left: solid $panel; padding: 0 1; }
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, service: Service) -> None:
         super().__init__()
         self.store = store
+        self.service = service
         self.showing_backups = False
+        self.reading = True  # the ledger is being read (not `loading`: Textual's overlay)
         self.transactions: list[Transaction] = []
         self.backups: list[Backup] = []
         self.undone: dict[int, int] = {}
 
     def compose(self) -> ComposeResult:
-        yield Static(id="title")
+        yield Static(Text("loading the ledger…", style="bold"), id="title")
         with Horizontal(id="body"):
-            yield OptionList(id="list")
+            yield LedgerList(id="list")
             yield VerticalScroll(Static(id="detail-body"), id="detail")
         yield Footer(compact=True, show_command_palette=False)
 
@@ -105,9 +119,31 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
         self.reload()
 
     def reload(self) -> None:
-        self.transactions = self.store.history()
-        self.undone = self.store.undone()
-        self.backups = self.store.backups()
+        """Read the ledger and the backups again, off the UI thread."""
+        self.reading = True
+        self.query_one("#title", Static).update(Text("loading the ledger…", style="bold"))
+        self.read_ledger()
+
+    @work(thread=True, exclusive=True, group="ledger", exit_on_error=False)
+    def read_ledger(self) -> None:
+        try:
+            transactions = self.store.history()
+            undone = self.store.undone()
+            backups = self.service.backups(self.store)
+        except MemtuiError as e:
+            self.app.post_message(CommitFailed(f"the ledger cannot be read: {e}"))
+            return
+        self.post_message(LedgerRead(transactions, undone, backups))
+
+    @on(LedgerRead)
+    def _ledger_read(self, message: LedgerRead) -> None:
+        self.reading = False
+        self.transactions = message.transactions
+        self.undone = message.undone
+        self.backups = message.backups
+        self.show_list()
+
+    def show_list(self) -> None:
         options = self.query_one("#list", OptionList)
         options.clear_options()
         title = Text()
@@ -164,7 +200,8 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
 
     def action_toggle_backups(self) -> None:
         self.showing_backups = not self.showing_backups
-        self.reload()
+        if not self.reading:
+            self.show_list()
 
     def action_undo(self) -> None:
         tx = self._selected()

@@ -15,7 +15,7 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 
 from memtui.model import Memory
-from memtui.service import Backup, Service, Store, Transaction
+from memtui.service import Backup, History, Service, Store, Transaction
 
 if TYPE_CHECKING:
     from memtui.tui.commands import PaletteCommand
@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 class MemtuiHost(Protocol):
     service: Service
+    store: Store | None  # None until the store opened (or when it failed to)
+    history: History | None  # every image the ledger holds, read after each commit
+    outside_change: bool  # another program changed the store since memtui read it
+    load_problem: str | None  # why the store could not be opened
 
     def now(self) -> datetime: ...
 
@@ -59,8 +63,6 @@ class MemtuiHost(Protocol):
     def leave_screen(self, screen: Screen[Any]) -> None: ...
 
     def home_ready(self) -> None: ...
-
-    def fit_detail(self) -> None: ...
 
     def update_status(self) -> None: ...
 

@@ -47,6 +47,7 @@ def _link_text(chain: Lineage, older: str, newer: str) -> Text:
 
 
 class LineageScreen(GuardedHandlers, Screen[None]):
+    HELP_TITLE = "Lineage"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,l", "app.pop_screen", "Back", id="lineage.back"),
         Binding(

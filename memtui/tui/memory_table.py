@@ -32,6 +32,7 @@ def importance_bar(value: float, width: int = 5) -> str:
 
 
 class MemoryTable(GuardedHandlers, ScrollView, can_focus=True):
+    HELP_TITLE = "Memory table"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor(-1)", "Up", show=False, id="table.up"),
         Binding("down,j", "cursor(1)", "Down", show=False, id="table.down"),

@@ -12,6 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, HorizontalScroll, Vertical, VerticalScroll
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Label, RadioButton, RadioSet, Static, TextArea
 
 from memtui.errors import MemtuiError
@@ -69,6 +70,8 @@ def result_text(merged: Memory, retired: list[Memory]) -> Text:
 
 
 class MergeScreen(GuardedHandlers, Screen[None]):
+    PREVIEW_DELAY = 0.15  # seconds of quiet typing before the preview follows the text
+    HELP_TITLE = "Merge"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "ctrl+s",
@@ -105,6 +108,7 @@ class MergeScreen(GuardedHandlers, Screen[None]):
         self.own_text: str | None = None
         self.problem: str | None = None  # why the merge cannot be made as it stands
         self._programmatic = False
+        self._preview_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         title = Text(f"Merge {entries(len(self.members))}", style="bold")
@@ -141,6 +145,9 @@ class MergeScreen(GuardedHandlers, Screen[None]):
         )
 
     def refresh_preview(self) -> None:
+        if self._preview_timer is not None:
+            self._preview_timer.stop()
+            self._preview_timer = None
         body = self.query_one("#result-body", Static)
         try:
             merged, retired = self.preview()
@@ -182,7 +189,20 @@ class MergeScreen(GuardedHandlers, Screen[None]):
             self.strategy = "own"
             self.query_one("#s-own", RadioButton).value = True
         else:
+            self.preview_soon()
+
+    def preview_soon(self) -> None:
+        """The preview once typing pauses: one per burst of keys, not one per key."""
+        if self._preview_timer is not None:
+            self._preview_timer.stop()
+        if self.PREVIEW_DELAY <= 0:
             self.refresh_preview()
+            return
+        self._preview_timer = self.set_timer(self.PREVIEW_DELAY, self._preview_due)
+
+    def _preview_due(self) -> None:
+        self._preview_timer = None
+        self.refresh_preview()
 
     def action_back(self) -> None:
         host(self).leave_screen(self)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.message import Message
 
 from memtui.model import Memory
-from memtui.service import History, Lineage, Store, Transaction
+from memtui.service import Backup, History, Lineage, Plan, Store, Transaction
 
 
 class StoreReady(Message):
@@ -68,3 +68,35 @@ class CommitStage(Message):
     def __init__(self, stage: str) -> None:
         super().__init__()
         self.stage = stage
+
+
+class LedgerRead(Message):
+    """The ledger's transactions (newest first), which are undone, and the backups."""
+
+    def __init__(
+        self, transactions: list[Transaction], undone: dict[int, int], backups: list[Backup]
+    ) -> None:
+        super().__init__()
+        self.transactions = transactions
+        self.undone = undone
+        self.backups = backups
+
+
+class PlanFileDone(Message):
+    """A plan file was read or written in a worker: `problem` says why not, else `plan`."""
+
+    def __init__(
+        self,
+        path: str,
+        plan: Plan | None,
+        problem: str | None,
+        *,
+        saved: bool,
+        approved: set[str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.approved = approved  # the decisions a saved file holds
+        self.path = path
+        self.plan = plan
+        self.problem = problem
+        self.saved = saved

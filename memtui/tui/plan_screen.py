@@ -48,6 +48,7 @@ from memtui.textsafe import one_line
 from memtui.tui.diff import record_change
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
+from memtui.tui.messages import PlanFileDone
 from memtui.views import entries, shorten
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ class PlanFailed(Message):
 class PathScreen(GuardedHandlers, ModalScreen["str | None"]):
     """Asks for a file path."""
 
+    HELP_TITLE = "Saving or loading a plan file"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="path.cancel")
     ]
@@ -158,6 +160,7 @@ def action_detail(action: Action) -> Text:
 
 
 class PlanScreen(GuardedHandlers, Screen[None]):
+    HELP_TITLE = "Plan review"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "decide(True)", "Approve", id="plan.approve"),
         Binding("r", "decide(False)", "Reject", id="plan.reject"),
@@ -487,9 +490,10 @@ class PlanScreen(GuardedHandlers, Screen[None]):
         if not chosen:
             self.notify("No action is approved.", severity="warning")
             return
-        kinds = [plan.action(a).kind for a in chosen]
+        by_id = {a.id: a for a in plan.actions}
+        kinds = [by_id[a].kind for a in chosen]
         what = ", ".join(f"{k} {kinds.count(k)}" for k in dict.fromkeys(kinds))
-        touched = len({t for a in chosen for t in plan.action(a).targets})
+        touched = len({t for a in chosen for t in by_id[a].targets})
         body = Text(f"Apply {len(chosen)} actions: {what}.\n\n", style="bold")
         body.append(
             f"{entries(touched)} touched, backup kept. One transaction; undo reverts all of it."
@@ -522,13 +526,8 @@ class PlanScreen(GuardedHandlers, Screen[None]):
 
         def chosen(path: str | None) -> None:
             if path and self.plan is not None:
-                try:
-                    self.service.write_plan(self.plan, path)
-                except (MemtuiError, OSError) as e:
-                    self.notify(one_line(str(e)), severity="error")
-                    return
-                self.kept = set(self.approved)
-                self.notify(f"Plan saved to {path}; `memtui apply` reads it too.")
+                self.notify(f"Saving the plan to {Path(path).name}…", timeout=3)
+                self.write_plan_file(self.plan, path, set(self.approved))
 
         self.app.push_screen(PathScreen("Save the plan to", suggested), chosen)
 
@@ -536,18 +535,42 @@ class PlanScreen(GuardedHandlers, Screen[None]):
         suggested = str(self.store.path.with_name(self.store.path.stem + ".plan.json"))
 
         def chosen(path: str | None) -> None:
-            if not path:
-                return
-            try:
-                plan = self.service.read_plan(path)
-                self.service.check_plan_fits(self.store, plan)
-            except MemtuiError as e:
-                self.notify(one_line(str(e)), severity="error")
-                return
-            self.show_plan(plan)
-            self.notify(f"Loaded {len(plan.actions)} actions from {Path(path).name}.")
+            if path:
+                self.notify(f"Loading the plan from {Path(path).name}…", timeout=3)
+                self.read_plan_file(path)
 
         self.app.push_screen(PathScreen("Load a plan from", suggested), chosen)
+
+    @work(thread=True, exclusive=True, group="plan-file", exit_on_error=False)
+    def write_plan_file(self, plan: Plan, path: str, approved: set[str]) -> None:
+        try:
+            self.service.write_plan(plan, path)
+        except (MemtuiError, OSError) as e:
+            self.post_message(PlanFileDone(path, None, str(e), saved=True))
+            return
+        self.post_message(PlanFileDone(path, plan, None, saved=True, approved=approved))
+
+    @work(thread=True, exclusive=True, group="plan-file", exit_on_error=False)
+    def read_plan_file(self, path: str) -> None:
+        try:
+            plan = self.service.read_plan(path)
+            self.service.check_plan_fits(self.store, plan)
+        except MemtuiError as e:
+            self.post_message(PlanFileDone(path, None, str(e), saved=False))
+            return
+        self.post_message(PlanFileDone(path, plan, None, saved=False))
+
+    @on(PlanFileDone)
+    def _plan_file_done(self, message: PlanFileDone) -> None:
+        if message.problem is not None or message.plan is None:
+            self.notify(one_line(message.problem or "no plan"), severity="error")
+        elif message.saved:
+            self.kept = message.approved or set()
+            self.notify(f"Plan saved to {message.path}; `memtui apply` reads it too.")
+        else:
+            self.show_plan(message.plan)
+            name = Path(message.path).name
+            self.notify(f"Loaded {len(message.plan.actions)} actions from {name}.")
 
     def action_back(self) -> None:
         for worker in self.workers:

@@ -24,6 +24,7 @@ from memtui.tui.table_model import QuickFilters, TableModel
 class ConfirmScreen(GuardedHandlers, ModalScreen[bool]):
     """Says what will happen; `y` does it, `n` or `escape` does not."""
 
+    HELP_TITLE = "Changing the store: the question"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
         Binding("n,escape", "answer(False)", "No", id="confirm.no"),
@@ -61,6 +62,7 @@ class ReasonConfirmScreen(GuardedHandlers, ModalScreen["str | None"]):
     answers with the reason ("" for none), `n` or `escape` with None."""
 
     AUTO_FOCUS = "#no"
+    HELP_TITLE = "Changing the store: a question with a reason"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
         Binding("n,escape", "answer(False)", "No", id="confirm.no"),
@@ -131,7 +133,7 @@ class WorkingScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.show_stage()
-        self.set_interval(0.5, self.show_stage)
+        self.set_interval(0.2, self.show_stage)
 
     def set_stage(self, stage: str) -> None:
         self.stage = stage
@@ -139,7 +141,7 @@ class WorkingScreen(ModalScreen[None]):
 
     def show_stage(self) -> None:
         elapsed = time.monotonic() - self.started
-        text = Text(f"{self.stage} · {elapsed:.0f} s elapsed", style="dim")
+        text = Text(f"{self.stage} · {elapsed:.1f} s elapsed", style="dim")
         text.append("\nThe screen stays live; the store is written as one transaction.")
         for widget in self.query("#stage").results(Static):
             widget.update(text)
@@ -148,6 +150,7 @@ class WorkingScreen(ModalScreen[None]):
 class HelpScreen(GuardedHandlers, ModalScreen[None]):
     """Every binding, with what it does, as the keymap has it now."""
 
+    HELP_TITLE = "This help"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,question_mark", "dismiss", "Close", id="help.close"),
     ]
@@ -203,6 +206,7 @@ _ANY = "__any__"
 class FilterScreen(GuardedHandlers, ModalScreen["QuickFilters | None"]):
     """Quick filters by status, user, category and source."""
 
+    HELP_TITLE = "Quick filters"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="filters.cancel"),
         Binding("ctrl+s", "apply", "Apply", id="filters.apply"),

@@ -1,0 +1,280 @@
+"""How every change reaches the store: asked first (`confirm_commit`, `confirm_change`), then
+committed in a thread worker while the screen stays live; undo, redo, rollback and restore are
+asked the same way. `MemtuiApp` is built on it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import work
+from textual.app import App
+from textual.timer import Timer
+
+from memtui.errors import MemtuiError
+from memtui.model import Memory
+from memtui.service import Backup, Service, Store, Transaction
+from memtui.textsafe import one_line
+from memtui.tui.lineage import LineageScreen
+from memtui.tui.messages import CommitFailed, CommitStage, Committed, HistoryReady
+from memtui.tui.screens import ConfirmScreen, ReasonConfirmScreen, WorkingScreen
+from memtui.views import entries
+
+if TYPE_CHECKING:
+    from memtui.tui.home_screen import HomeScreen
+
+WORKING_AFTER = 0.25  # seconds before a running commit shows the working screen
+
+
+class CommitFlow(App[None]):
+    """Confirm, commit in a worker, report; the part of the app that changes the store."""
+
+    service: Service
+    store: Store | None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.committing: str | None = None  # what a running commit writes ("applying 5 actions")
+        self.commit_stage = ""
+        self.commits_settled = 0  # commits that ended, either way (tests wait on it)
+        self.outside_change = False
+        self._working_timer: Timer | None = None
+        self._commit_started = 0.0
+
+    @property
+    def home(self) -> HomeScreen:
+        raise NotImplementedError
+
+    def update_status(self) -> None:
+        self.home.update_status()
+
+    # -- asking ---------------------------------------------------------------------------------
+
+    def confirm_commit(
+        self,
+        title: str,
+        body: Text,
+        job: Callable[[Store], Transaction],
+        note: Callable[[Transaction], str],
+        *,
+        close: bool = False,
+        working: str = "saving the change",
+    ) -> None:
+        """Every change goes this way: say what will happen, `y` commits it in a worker (one
+        transaction), `n` or `escape` does nothing. `working` says what a commit that takes a
+        moment is doing ("applying 20,000 actions")."""
+        if self._busy():
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.start_commit(job, note, close, working)
+
+        self.push_screen(ConfirmScreen(title, body), answered)
+
+    def confirm_change(
+        self,
+        title: str,
+        body: Text,
+        job: Callable[[Store, str | None], Transaction],
+        note: Callable[[Transaction], str],
+        *,
+        close: bool = False,
+        working: str = "saving the change",
+    ) -> None:
+        """`confirm_commit` with an optional reason for the ledger, typed in the question."""
+        if self._busy():
+            return
+
+        def answered(reason: str | None) -> None:
+            if reason is not None:
+                self.start_commit(partial(_with_reason, job, reason or None), note, close, working)
+
+        self.push_screen(ReasonConfirmScreen(title, body), answered)
+
+    def _busy(self) -> bool:
+        if self.committing is None:
+            return False
+        self.notify(f"memtui is {self.committing}; wait for it to end.", severity="warning")
+        return True
+
+    # -- committing -----------------------------------------------------------------------------
+
+    def start_commit(
+        self,
+        job: Callable[[Store], Transaction],
+        note: Callable[[Transaction], str],
+        close: bool,
+        working: str,
+    ) -> None:
+        """Run the commit in a worker; one that takes more than a moment shows what it does,
+        its stage and the time it has taken, and the screen stays live."""
+        self.committing = working
+        self.commit_stage = "starting"
+        self._commit_started = time.monotonic()
+        self._working_timer = self.set_timer(WORKING_AFTER, partial(self._show_working, working))
+        self.run_commit(job, note, close)
+
+    def _show_working(self, working: str) -> None:
+        self._working_timer = None
+        if self.committing == working and not isinstance(self.screen, WorkingScreen):
+            screen = WorkingScreen(working[:1].upper() + working[1:], self.commit_stage)
+            screen.started = self._commit_started
+            self.push_screen(screen)
+
+    def _end_commit(self) -> None:
+        self.commits_settled += 1
+        self.committing = None
+        if self._working_timer is not None:
+            self._working_timer.stop()
+            self._working_timer = None
+        if isinstance(self.screen, WorkingScreen):
+            self.pop_screen()
+
+    @work(thread=True, exclusive=True, group="commit", exit_on_error=False)
+    def run_commit(
+        self, job: Callable[[Store], Transaction], note: Callable[[Transaction], str], close: bool
+    ) -> None:
+        store = self.store
+        if store is None:
+            self.post_message(CommitFailed("the store is not open"))
+            return
+        self.post_message(CommitStage("writing: a backup, the store file, the ledger"))
+        try:
+            tx = job(store)
+        except MemtuiError as e:
+            self.post_message(CommitFailed(str(e)))
+            return
+        self.post_message(CommitStage("written; reading the ledger again"))
+        self.post_message(Committed(tx, note(tx), close))
+        self.read_history(store)
+
+    def read_history(self, store: Store) -> None:
+        """The ledger's images for the detail pane; the store's ids indexed too (here, off the
+        UI thread), so a merge preview allocates its id at once."""
+        self.service.taken_ids(store)
+        try:
+            self.post_message(HistoryReady(self.service.history(store)))
+        except MemtuiError as e:
+            self.post_message(CommitFailed(f"the ledger cannot be read: {e}"))
+
+    def on_commit_stage(self, message: CommitStage) -> None:
+        self.commit_stage = message.stage
+        for screen in self.screen_stack:
+            if isinstance(screen, WorkingScreen):
+                screen.set_stage(message.stage)
+
+    def on_committed(self, message: Committed) -> None:
+        self._end_commit()
+        if message.close and len(self.screen_stack) > 1:
+            self.pop_screen()
+        for screen in self.screen_stack[1:]:
+            changed = getattr(screen, "store_changed", None)
+            if changed is not None:
+                changed()
+        store = self.store
+        if store is not None:
+            self.home.committed(message.transaction, store)
+        self.notify(message.note, title="Done")
+
+    def on_commit_failed(self, message: CommitFailed) -> None:
+        if self.committing is not None:
+            self._end_commit()
+        else:
+            self.commits_settled += 1
+        self.notify(
+            one_line(message.problem), title="Nothing was changed", severity="error", timeout=10
+        )
+        if "changed since" in message.problem:
+            self.outside_change = True
+            self.update_status()
+
+    # -- undo, rollback, restore ----------------------------------------------------------------
+
+    def action_undo(self) -> None:
+        store = self.store
+        if store is None:
+            self.notify("The store is not open.", severity="warning")
+            return
+        undone = store.undone()
+        target = next(
+            (t for t in store.history() if t.id not in undone and t.undoes is None and t.changes),
+            None,
+        )
+        if target is None:
+            self.notify("Nothing to undo.", severity="warning")
+            return
+        self.request_undo(target)
+
+    def request_undo(self, tx: Transaction) -> None:
+        store = self.store
+        if store is None:
+            return
+        if tx.id in store.undone():
+            self.notify(f"#{tx.id} is already undone.", severity="warning")
+            return
+        verb = "Redo" if tx.undoes is not None else "Undo"
+        body = Text(f"{verb} #{tx.id} ({tx.kind}): ", style="bold")
+        body.append(one_line(tx.reason))
+        body.append(
+            f"\n\n{len(tx.changes)} entries go back to how they were before it. This is "
+            "itself a transaction, with a backup, and can be undone."
+        )
+
+        def job(store: Store) -> Transaction:
+            return self.service.undo(store, tx.id)
+
+        self.confirm_commit(
+            f"{verb}?",
+            body,
+            job,
+            lambda t: f"{verb} done: transaction {t.id} reverts #{tx.id}.",
+            working=f"{verb.lower()}ing #{tx.id} ({entries(len(tx.changes))})",
+        )
+
+    def request_rollback(self, backup: Backup) -> None:
+        body = Text(f"Roll back to {backup.name}", style="bold")
+        body.append(
+            "\n\nThe store's entries become what that backup holds, as one new transaction "
+            "(the current file is backed up first); it can be undone."
+        )
+
+        def job(store: Store) -> Transaction:
+            return self.service.rollback(store, backup.name)
+
+        self.confirm_commit(
+            "Roll back?",
+            body,
+            job,
+            lambda t: f"Rolled back to {backup.name} (transaction {t.id}).",
+            working=f"rolling back to {backup.name}",
+        )
+
+    def request_restore(self, memory: Memory) -> None:
+        body = Text("Bring back ")
+        body.append(one_line(memory.id), style="bold")
+        body.append(
+            f" ({memory.status.value}). If it was merged, every member of that merge comes "
+            "back and the merged entry is removed. One transaction, kept in the ledger, "
+            "with a backup; it can be undone."
+        )
+
+        def job(store: Store) -> Transaction:
+            return self.service.restore(store, memory.id)
+
+        self.confirm_commit(
+            "Restore?",
+            body,
+            job,
+            lambda tx: f"Restored: {tx.reason}. Transaction {tx.id}; u undoes it.",
+            close=isinstance(self.screen, LineageScreen),
+        )
+
+
+def _with_reason(
+    job: Callable[[Store, str | None], Transaction], reason: str | None, store: Store
+) -> Transaction:
+    return job(store, reason)
