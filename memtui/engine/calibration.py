@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 DEFAULT_TARGET_PRECISION = 0.8
+MIN_PAIRS = 30  # fewer labelled pairs than this make a curve that says little
+MIN_EACH = 10  # of each verdict: without both, precision or recall cannot be read
 THRESHOLDS = tuple(round(0.05 * n, 2) for n in range(1, 20))  # 0.05 … 0.95
 
 
@@ -102,3 +104,17 @@ def score_text_pairs(
     from memtui.engine.similarity import text_similarity
 
     return [text_similarity(a, b, method) for a, b in pairs]
+
+
+def labels_shortfall(pairs: int, positives: int) -> str | None:
+    """How many more labels a curve needs to mean something (one line), or None."""
+    negatives = pairs - positives
+    more_each = max(0, MIN_EACH - positives) + max(0, MIN_EACH - negatives)
+    more = max(MIN_PAIRS - pairs, more_each)
+    if more <= 0:
+        return None
+    return (
+        f"{more} more labelled pair{'s' if more != 1 else ''} needed for a curve worth reading: "
+        f"it takes {MIN_PAIRS}, at least {MIN_EACH} the same memory and {MIN_EACH} not "
+        f"(now {pairs}: {positives} the same, {negatives} not)"
+    )

@@ -26,6 +26,7 @@ from memtui.errors import MemtuiError
 from memtui.model import Memory, Status
 from memtui.service import Backup, History, Service, Settings, Store, Transaction
 from memtui.textsafe import one_line
+from memtui.tui.calibration_screen import CalibrationScreen
 from memtui.tui.clusters_screen import ClustersScreen
 from memtui.tui.commands import MemtuiCommands, PaletteCommand
 from memtui.tui.decay_screen import DecayScreen
@@ -34,6 +35,7 @@ from memtui.tui.entry_form import EntryFormScreen
 from memtui.tui.failures import GuardedHandlers, formatted, one_line_report
 from memtui.tui.history_screen import HistoryScreen
 from memtui.tui.host import MemtuiHost, host
+from memtui.tui.label_screen import LabelScreen
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.memory_table import MemoryTable
 from memtui.tui.merge_screen import MergeScreen
@@ -66,6 +68,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
     CSS_PATH = "memtui.tcss"
     COMMANDS: ClassVar = {MemtuiCommands}  # Textual's system commands included
     ENABLE_COMMAND_PALETTE = True
+    start_screen: str | None = None  # "label": `memtui label STORE` opens on it
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave memtui"),
         Binding(
@@ -417,6 +420,8 @@ class MemtuiApp(GuardedHandlers, App[None]):
         self.sub_title = f"{message.store.path} · {message.store.format_name}"
         if not message.reloaded:
             self.home.query_one(MemoryTable).focus()
+            if self.start_screen == "label":
+                self.action_label()
             if len(message.store) == 0:
                 self.notify(
                     self.hint or "This store is empty. `memtui demo` opens a realistic one.",
@@ -764,6 +769,16 @@ class MemtuiApp(GuardedHandlers, App[None]):
         if store is not None:
             self.push_screen(ClustersScreen(store, self.service))
 
+    def action_label(self) -> None:
+        store = self._needs_store()
+        if store is not None:
+            self.push_screen(LabelScreen(store, self.service))
+
+    def action_calibration(self) -> None:
+        store = self._needs_store()
+        if store is not None:
+            self.push_screen(CalibrationScreen(store, self.service))
+
     def action_decay(self) -> None:
         store = self._needs_store()
         if store is not None:
@@ -872,6 +887,7 @@ class MemtuiApp(GuardedHandlers, App[None]):
             ("Plan review", rows(PlanScreen.BINDINGS)),
             ("Clusters", rows(ClustersScreen.BINDINGS)),
             ("Decay", rows(DecayScreen.BINDINGS)),
+            ("Labelling pairs (L; the curve: ctrl+p, calibration)", rows(LabelScreen.BINDINGS)),
             ("History", rows(HistoryScreen.BINDINGS)),
             ("Editing or adding an entry", rows(EntryFormScreen.BINDINGS)),
             (
@@ -946,6 +962,12 @@ class MemtuiApp(GuardedHandlers, App[None]):
             ("store: undo the newest change", "Asks first", self.action_undo),
             ("view: clusters of related entries", "At a threshold you move", self.action_clusters),
             ("view: decay curves", "When entries fade below the line", self.action_decay),
+            ("store: label pairs", "Same memory or not, for calibration", self.action_label),
+            (
+                "view: calibration curve",
+                "Precision and recall per threshold from the labels",
+                self.action_calibration,
+            ),
             (
                 "view: show or hide the detail pane",
                 "The highlighted entry in full",
@@ -1060,6 +1082,14 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         ),
         Binding(
             "d", "app.decay", "Decay", id="view.decay", tooltip="Decay curves and what expires soon"
+        ),
+        Binding(
+            "L",
+            "app.label",
+            "Label",
+            show=False,
+            id="store.label",
+            tooltip="Label pairs near the merge line as the same memory or not (calibration)",
         ),
         Binding(
             "h",
