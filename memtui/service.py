@@ -931,7 +931,7 @@ def _attribute(text: str, members: Sequence[Memory]) -> dict[str, Any]:
         if at < 0:
             continue
         start = at + len(clause)
-        owner = next((m for m in members if clause in m.content), None)
+        owner = next((m for m in (base, *members) if clause in m.content), None)
         if owner is None:
             continue
         if spans and spans[-1][2] == owner.id and owner.id == base.id:

@@ -10,18 +10,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Static
 
 from memtui.model import Memory, Status
 from memtui.service import Service
 from memtui.stores import create_native_store
-from memtui.tui import make_app
 from memtui.tui.app import MemtuiApp
 from memtui.tui.calibration_screen import CalibrationScreen
 from memtui.tui.chart import ChartView
 from memtui.tui.label_screen import LabelScreen
 from tests.conftest import NOW, CliResult
+from tests.test_tui_curate import app_for, ready
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
@@ -52,16 +51,6 @@ def tea(tmp_path: Path) -> Path:
     memories[-1] = memories[-1].with_(status=Status.ARCHIVED)
     create_native_store(path, memories, now=NOW, kind="create", reason="test")
     return path
-
-
-async def ready(pilot: Pilot) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-def app_for(path: Path) -> MemtuiApp:
-    return make_app(str(path), now=NOW, watch_interval=0)
 
 
 def shown(app: MemtuiApp, selector: str) -> str:

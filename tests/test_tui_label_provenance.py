@@ -10,10 +10,10 @@ from textual.widgets import Static, Tree
 
 from memtui.model import Memory
 from memtui.stores import create_native_store
-from memtui.tui import make_app
 from memtui.tui.merge_screen import MergeScreen
 from memtui.tui.plan_screen import PlanScreen
 from tests.conftest import NOW
+from tests.test_tui_curate import app_for, ready
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
@@ -48,12 +48,6 @@ def store(tmp_path: Path) -> Path:
     return path
 
 
-async def ready(pilot: Pilot) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 async def detail_of(pilot: Pilot, screen: PlanScreen, action_id: str) -> str:
     screen.query_one("#actions", Tree).move_cursor(screen._action_nodes[action_id])
     await pilot.pause()
@@ -61,7 +55,7 @@ async def detail_of(pilot: Pilot, screen: PlanScreen, action_id: str) -> str:
 
 
 async def test_plan_detail_marks_each_clause_with_its_member(tmp_path: Path) -> None:
-    app = make_app(str(store(tmp_path)), now=NOW, watch_interval=0)
+    app = app_for(store(tmp_path))
     async with app.run_test(size=(160, 45)) as pilot:
         await ready(pilot)
         await pilot.press("p")
@@ -85,7 +79,7 @@ async def test_plan_detail_marks_each_clause_with_its_member(tmp_path: Path) -> 
 
 
 async def test_merge_preview_marks_each_clause_with_its_member(tmp_path: Path) -> None:
-    app = make_app(str(store(tmp_path)), now=NOW, watch_interval=0)
+    app = app_for(store(tmp_path))
     async with app.run_test(size=(160, 45)) as pilot:
         await ready(pilot)
         app.open_merge([app.store.get("g4"), app.store.get("g5")])  # type: ignore[union-attr]
