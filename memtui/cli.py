@@ -57,6 +57,13 @@ def cmd_demo(args: argparse.Namespace, svc: Service) -> int:
     return _run_tui(str(store.path), svc)
 
 
+def cmd_label(args: argparse.Namespace, svc: Service) -> int:
+    """`memtui label STORE` opens the labelling screen; with ids (and a verdict) it labels."""
+    if args.ids or args.same or args.different:
+        return cli_curate.cmd_label(args, svc)
+    return _run_tui(str(svc.open(args.store).path), svc, start_screen="label")
+
+
 def cmd_stats(args: argparse.Namespace, svc: Service) -> int:
     stats = store_stats(svc.open(args.store))
     if args.json:
@@ -326,7 +333,7 @@ def cmd_locate(args: argparse.Namespace, svc: Service) -> int:
 # -- plumbing ---------------------------------------------------------------------------------
 
 
-def _run_tui(store: str | None, svc: Service) -> int:
+def _run_tui(store: str | None, svc: Service, start_screen: str | None = None) -> int:
     shown = svc.shown_location(store) if store else None
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         target = shown or "STORE"
@@ -338,7 +345,7 @@ def _run_tui(store: str | None, svc: Service) -> int:
         return 0 if store else 1
     from memtui.tui import run_app
 
-    return run_app(store, svc)
+    return run_app(store, svc, start_screen)
 
 
 Command = Callable[[argparse.Namespace, Service], int]
@@ -436,6 +443,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", required=True, choices=EXPORT_FORMATS)
 
     cli_curate.add_commands(command)
+    sub.choices["label"].set_defaults(func=cmd_label)
     p = command(
         "doctor", cmd_doctor, "what is wrong with a store's ledger and sidecar", json_flag=False
     )

@@ -257,6 +257,10 @@ def cmd_decay(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_label(args: argparse.Namespace, svc: Service) -> int:
+    if not args.ids and (args.same or args.different):
+        raise UsageError("--same and --different need the entries' ids")
+    if len(args.ids) < 2:
+        raise UsageError("a label needs two or more ids (or none: the labelling screen)")
     if args.same == args.different:
         raise UsageError("say --same (one memory) or --different")
     store = svc.open(args.store)
@@ -389,7 +393,12 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
 
     p = command("label", cmd_label, "label entries as the same memory or not", json_flag=False)
     p.add_argument("store", metavar="STORE")
-    p.add_argument("ids", nargs="+", metavar="ID", help="two entries (a pair) or more (a group)")
+    p.add_argument(
+        "ids",
+        nargs="*",
+        metavar="ID",
+        help="two entries (a pair) or more (a group); none: the labelling screen",
+    )
     p.add_argument("--same", action="store_true", help="they are one memory")
     p.add_argument("--different", action="store_true", help="they are not one memory")
 

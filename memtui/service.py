@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+import orjson
+
 from memtui import curate, locations
 from memtui.config import (
     Settings,
@@ -32,6 +34,7 @@ from memtui.engine.calibration import (
     EMBED_METHOD,
     MethodCalibration,
     calibrate,
+    labels_shortfall,
     score_embedded_pairs,
     score_text_pairs,
 )
@@ -45,6 +48,7 @@ from memtui.engine.plan import KINDS, Action, Plan, closure
 from memtui.engine.planner import Cancelled, Progress, make_plan
 from memtui.engine.profiles import PROFILE_NAMES, Profile, profile_for_format
 from memtui.engine.similarity import METHODS, text_similarity
+from memtui.engine.wording import clauses
 from memtui.errors import MemtuiError
 from memtui.model import HIDDEN_STATUSES, Memory, Source, Status
 from memtui.plan_seal import load_key as load_seal_key
@@ -61,7 +65,7 @@ from memtui.stores import (
 from memtui.stores.backups import BackupShelf
 from memtui.stores.compaction import Compaction, compact_store
 from memtui.stores.doctor import repair
-from memtui.stores.files import read_bytes
+from memtui.stores.files import atomic_write, read_bytes
 from memtui.stores.labels import Label, LabelFile, make_label
 from memtui.stores.pi_format import PI_CONTENT_CAP, PI_TYPES
 from memtui.stores.postgres import is_postgres_location, open_postgres_store
@@ -72,6 +76,7 @@ DEMO_MAX_SIZE = 2_000_000
 # what `calibrate` can measure: every method, and `memtui` with local embeddings (the extra)
 CALIBRATION_METHODS = (*METHODS, EMBED_METHOD)
 
+LABEL_BAND = 0.2  # how far from the merge line a pair is worth labelling
 __all__ = [
     "CALIBRATION_METHODS",
     "DECAY_MODELS",
@@ -90,6 +95,8 @@ __all__ = [
     "EntryEdit",
     "Group",
     "History",
+    "Label",
+    "LabelPair",
     "Lineage",
     "LlmRequest",
     "Pair",
@@ -702,6 +709,91 @@ class Service:
         self._labels_file(store).add([label])
         return label
 
+    def unlabel(self, store: Store, label: Label) -> bool:
+        """Take back `label` (the newest line that holds it); an earlier verdict on the same
+        entries counts again. False when the file no longer holds it."""
+        path = self._labels_file(store).path
+        if not path.exists():
+            return False
+        lines = read_bytes(path).splitlines(keepends=True)
+        wanted = label.to_dict()
+        for n in range(len(lines) - 1, -1, -1):
+            try:
+                found = orjson.loads(lines[n]) == wanted
+            except orjson.JSONDecodeError:
+                found = False
+            if found:
+                del lines[n]
+                atomic_write(path, b"".join(lines), mode=0o600)
+                return True
+        return False
+
+    def label_counts(self, store: Store) -> tuple[int, int]:
+        """How many pairs the store's labels decide, and how many of them are one memory."""
+        decided = _decided_pairs(self.labels(store))
+        return len(decided), sum(decided.values())
+
+    def calibration_shortfall(self, store: Store) -> str | None:
+        """What labels are still missing before a calibration curve means something (one
+        line), or None when there are enough."""
+        return labels_shortfall(*self.label_counts(store))
+
+    def pairs_to_label(
+        self, store: Store, limit: int = 200, *, band: float = LABEL_BAND
+    ) -> list[LabelPair]:
+        """Pairs worth a person's verdict: live entries of one user, not yet labelled, scoring
+        within `band` of the profile's merge line under its method (where a verdict moves the
+        threshold most). Alternately above and below the line, nearest first; no entry in two
+        pairs one after the other where another pair can go between. Deterministic."""
+        profile = self.profile(store)
+        method = profile.method
+        line = profile.merge_threshold or 0.8
+        active = [m for m in store.memories() if m.status is Status.ACTIVE]
+        by_id = {m.id: m for m in active}
+        decided = _decided_pairs(self.labels(store))
+        low, high = max(0.01, line - band), min(1.0, line + band)
+        above: list[tuple[float, str, str, float]] = []
+        below: list[tuple[float, str, str, float]] = []
+        for p in candidate_pairs(active, method, low):
+            a, b = sorted((p.a, p.b))
+            if p.score > high or (a, b) in decided or by_id[a].user_id != by_id[b].user_id:
+                continue
+            side = above if p.score >= line else below
+            side.append((abs(p.score - line), a, b, p.score))
+        above.sort()
+        below.sort()
+        chosen: list[tuple[str, str, float]] = []
+        sides = (above, below)
+        turn = 0
+        while (above or below) and len(chosen) < limit:
+            last = set(chosen[-1][:2]) if chosen else set()
+            order = [sides[turn], sides[1 - turn]]
+            picked = _first_apart(order, last)
+            _, a, b, score = picked
+            chosen.append((a, b, score))
+            turn = 0 if score < line else 1
+        return [
+            LabelPair(
+                by_id[a],
+                by_id[b],
+                method,
+                line,
+                {
+                    m: score
+                    if m == method
+                    else text_similarity(by_id[a].content, by_id[b].content, m)
+                    for m in METHODS
+                },
+            )
+            for a, b, score in chosen
+        ]
+
+    def wording_provenance(self, text: str, members: Sequence[Memory]) -> dict[str, Any]:
+        """Which member each clause of a merged `text` came from, in the shape of a plan's
+        `details["provenance"]` (base, spans, added, left_out); a clause found in no member
+        (the person's own words) is in no span."""
+        return _attribute(text, members)
+
     def calibrate(
         self,
         store: Store,
@@ -713,10 +805,7 @@ class Service:
             raise MemtuiError(f"the precision target must be in (0, 1], got {target_precision}")
         labels = self.labels(store)
         texts = {i: t for label in labels for i, t in zip(label.ids, label.texts, strict=True)}
-        decided: dict[tuple[str, str], bool] = {}
-        for label in sorted(labels, key=lambda lb: lb.at):
-            for a, b, same in label.pairs():
-                decided[(a, b)] = same
+        decided = _decided_pairs(labels)
         if not decided:
             raise MemtuiError(
                 f"{store.path}: no labelled pairs yet; label some with `memtui label` "
@@ -840,6 +929,65 @@ class Calibration:
                 "config": self.config_lines(),
             },
         }
+
+
+@dataclass(frozen=True, slots=True)
+class LabelPair:
+    """Two live entries to label, with the score of each method (`method` is the profile's,
+    `line` its merge line)."""
+
+    a: Memory
+    b: Memory
+    method: str
+    line: float
+    scores: dict[str, float]
+
+    @property
+    def score(self) -> float:
+        return self.scores[self.method]
+
+
+def _decided_pairs(labels: Sequence[Label]) -> dict[tuple[str, str], bool]:
+    """Each labelled pair's verdict (ids sorted), the newest label winning."""
+    decided: dict[tuple[str, str], bool] = {}
+    for label in sorted(labels, key=lambda lb: lb.at):
+        for a, b, same in label.pairs():
+            decided[(a, b)] = same
+    return decided
+
+
+def _first_apart(
+    queues: Sequence[list[tuple[float, str, str, float]]], last: set[str]
+) -> tuple[float, str, str, float]:
+    """Take the first pair, in queue order, that shares no entry with `last`; else the
+    first pair at all."""
+    for queue in queues:
+        for n, item in enumerate(queue):
+            if not last & {item[1], item[2]}:
+                return queue.pop(n)
+    return next(q for q in queues if q).pop(0)
+
+
+def _attribute(text: str, members: Sequence[Memory]) -> dict[str, Any]:
+    base = max(members, key=lambda m: (text.startswith(m.content.strip()), len(m.content)))
+    spans: list[list[Any]] = []
+    added: list[dict[str, Any]] = []
+    start = 0
+    for clause in clauses(text):
+        at = text.find(clause, start)
+        if at < 0:
+            continue
+        start = at + len(clause)
+        owner = next((m for m in (base, *members) if clause in m.content), None)
+        if owner is None:
+            continue
+        if spans and spans[-1][2] == owner.id and owner.id == base.id:
+            spans[-1][1] = start  # the base's clauses, one stretch
+            continue
+        spans.append([at, start, owner.id])
+        if owner.id != base.id:
+            added.append({"member": owner.id, "clause": clause, "words": []})
+    return {"base": base.id, "spans": spans, "added": added, "left_out": []}
 
 
 def _profile_format(store: Store) -> str:

@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from memtui.config import Settings
 from memtui.demo import make_demo_memories
 from memtui.model import Status
+from memtui.service import Service
 from memtui.stores import create_native_store
 from memtui.tui import make_app
 from memtui.tui.memory_table import MemoryTable
@@ -131,6 +132,24 @@ async def edit_form(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+async def label(pilot: Pilot) -> None:
+    await _open(pilot, "L")
+    await pilot.press("y", "n")  # two labels: the counts move on
+    await pilot.pause(0.2)
+
+
+async def calibration(pilot: Pilot) -> None:
+    service = Service(clock=lambda: NOW)
+    store = service.open("demo.json")
+    pairs, _, _ = service.pairs(store, "memtui", 0.05)
+    for n, pair in enumerate(pairs[:40]):  # the 12 closest labelled the same memory
+        service.label(store, [pair.a, pair.b], same=n < 12)
+    await _open(pilot, "L")
+    await pilot.press("c")
+    await settle(pilot)
+    await pilot.pause(0.2)
+
+
 SCREENS: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "home": home,
     "detail": detail,
@@ -143,6 +162,8 @@ SCREENS: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "history": history,
     "lineage": lineage,
     "edit-form": edit_form,
+    "label": label,
+    "calibration": calibration,
 }
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 DEFAULT_TARGET_PRECISION = 0.8
+MIN_PAIRS = 30  # fewer labelled pairs than this make a curve that says little
+MIN_EACH = 10  # of each verdict: without both, precision or recall cannot be read
 THRESHOLDS = tuple(round(0.05 * n, 2) for n in range(1, 20))  # 0.05 … 0.95
 
 
@@ -126,3 +128,17 @@ def score_embedded_pairs(
         va, vb = entry_vectors([Memory(id=a, content=a), Memory(id=b, content=b)], embeddings)
         out.append(combined(words, reference_cosine(va, vb)))
     return out
+
+
+def labels_shortfall(pairs: int, positives: int) -> str | None:
+    """How many more labels a curve needs to mean something (one line), or None."""
+    negatives = pairs - positives
+    more_each = max(0, MIN_EACH - positives) + max(0, MIN_EACH - negatives)
+    more = max(MIN_PAIRS - pairs, more_each)
+    if more <= 0:
+        return None
+    return (
+        f"{more} more labelled pair{'s' if more != 1 else ''} needed for a curve worth reading: "
+        f"it takes {MIN_PAIRS}, at least {MIN_EACH} the same memory and {MIN_EACH} not "
+        f"(now {pairs}: {positives} the same, {negatives} not)"
+    )

@@ -38,11 +38,12 @@ def make_app(
     )
 
 
-def run_app(store: str | None, service: Service) -> int:
+def run_app(store: str | None, service: Service, start_screen: str | None = None) -> int:
     settings = service.settings
     path, hint = service.store_to_open(store)
     fixed = service.now() if os.environ.get("MEMTUI_NOW") else None
     config = settings.path or locations.config_file()
     app = make_app(path, settings, now=fixed, config_path=config, hint=hint, service=service)
+    app.start_screen = start_screen
     app.run()
     return app.return_code or 0

@@ -45,6 +45,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     COMMANDS: ClassVar = {MemtuiCommands}  # Textual's system commands included
     ENABLE_COMMAND_PALETTE = True
     HELP_TITLE = "Everywhere"
+    start_screen: str | None = None  # "label": `memtui label STORE` opens on it
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave memtui"),
         Binding(
@@ -255,7 +256,10 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self.home.show_store(message.store, message.memories, message.reloaded)
         if message.reloaded:
             self.notify(f"Reloaded {len(message.store):,} entries.", title="Store")
-        elif len(message.store) == 0:
+            return
+        if self.start_screen == "label":
+            self.home.action_label()
+        if len(message.store) == 0:
             self.notify(
                 self.hint or "This store is empty. `memtui demo` opens a realistic one.",
                 title="Empty store",

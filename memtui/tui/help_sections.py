@@ -27,6 +27,8 @@ ORDER = (
     "PathScreen",
     "ClustersScreen",
     "DecayScreen",
+    "LabelScreen",
+    "CalibrationScreen",
     "HistoryScreen",
     "EntryFormScreen",
     "ConfirmScreen",

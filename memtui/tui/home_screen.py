@@ -21,6 +21,7 @@ from memtui.errors import MemtuiError
 from memtui.model import Memory, Status
 from memtui.service import Store, Transaction
 from memtui.textsafe import one_line
+from memtui.tui.calibration_screen import CalibrationScreen
 from memtui.tui.clusters_screen import ClustersScreen
 from memtui.tui.commands import PaletteCommand
 from memtui.tui.decay_screen import DecayScreen
@@ -29,6 +30,7 @@ from memtui.tui.entry_form import EntryFormScreen
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.history_screen import HistoryScreen
 from memtui.tui.host import host
+from memtui.tui.label_screen import LabelScreen
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.memory_table import MemoryTable
 from memtui.tui.messages import CommitFailed, LineageReady
@@ -79,6 +81,13 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         ),
         _binding(
             "d", "decay", "Decay", "view.decay", "Decay curves and what expires soon", show=True
+        ),
+        _binding(
+            "L",
+            "label",
+            "Label",
+            "store.label",
+            "Label pairs near the merge line as the same memory or not (calibration)",
         ),
         _binding(
             "h",
@@ -461,6 +470,16 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         if store is not None:
             self.app.push_screen(DecayScreen(store, self.table.current, host(self).service))
 
+    def action_label(self) -> None:
+        store = self._needs_store()
+        if store is not None:
+            self.app.push_screen(LabelScreen(store, host(self).service))
+
+    def action_calibration(self) -> None:
+        store = self._needs_store()
+        if store is not None:
+            self.app.push_screen(CalibrationScreen(store, host(self).service))
+
     def action_history(self) -> None:
         store = self._needs_store()
         if store is not None:
@@ -503,6 +522,12 @@ class HomeScreen(GuardedHandlers, Screen[None]):
             ("store: history, undo and backups", "The ledger", self.action_history),
             ("view: clusters of related entries", "At a threshold you move", self.action_clusters),
             ("view: decay curves", "When entries fade below the line", self.action_decay),
+            ("store: label pairs", "Same memory or not, for calibration", self.action_label),
+            (
+                "view: calibration curve",
+                "Precision and recall per threshold from the labels",
+                self.action_calibration,
+            ),
             (
                 "view: show or hide the detail pane",
                 "The highlighted entry in full",

@@ -21,6 +21,7 @@ from memtui.service import Service, Store, Transaction
 from memtui.textsafe import literal, one_line
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
+from memtui.tui.provenance_view import wording_text
 from memtui.views import entries, shorten
 
 STRATEGIES = (
@@ -165,7 +166,13 @@ class MergeScreen(GuardedHandlers, Screen[None]):
             editor = self.query_one("#editor", TextArea)
             self._programmatic = True
             editor.text = merged.content
-        body.update(result_text(merged, retired))
+        wording = self.service.wording_provenance(merged.content, self.members)
+        ids = [m.id for m in self.members]
+        body.update(
+            wording_text(merged.content, wording, ids)
+            .append("\n")
+            .append_text(result_text(merged, retired))
+        )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "commit" and self.problem is not None:

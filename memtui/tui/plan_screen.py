@@ -49,6 +49,7 @@ from memtui.tui.diff import record_change
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
 from memtui.tui.messages import PlanFileDone
+from memtui.tui.provenance_view import action_wording
 from memtui.views import entries, shorten
 
 if TYPE_CHECKING:
@@ -151,6 +152,9 @@ def action_detail(action: Action) -> Text:
     if action.actor != "plan":
         text.append("by      ", style="dim")
         text.append(f"{action.actor} {action.details.get('model', '')}\n")
+    wording = action_wording(action)
+    if wording is not None:
+        text.append("\n").append_text(wording)
     before = {m.id: m for m in action.before}
     for after in action.after:
         text.append("\n")
