@@ -241,6 +241,12 @@ class Store:
         raw = self.format.encode(memory, self._doc.raws.get(memory.id)) or {}
         return self._as_stored(memory, raw)
 
+    def returns_as(self, record: dict[str, Any], memory: Memory) -> bool:
+        try:
+            return self.format.decode(record, self.path) == self.visible(memory)
+        except MemtuiError:
+            return False
+
     def _as_stored(self, memory: Memory, raw: dict[str, Any]) -> Memory:
         """`memory` as the file holds it once written as `raw` (non-native formats drop the
         fields they cannot hold; the successor link is derived from the other entries)."""

@@ -17,6 +17,7 @@ from memtui.stores.document import Document
 from memtui.stores.files import atomic_write
 from memtui.stores.ledger import Actor, Transaction
 from memtui.stores.native_format import new_meta
+from memtui.stores.protocol import MemoryStore
 from memtui.stores.store import Store
 
 EXPORT_FORMATS = ("native", "pi", "longterm-jsonl")
@@ -65,7 +66,7 @@ class ExportReport:
     renumbered: bool
 
 
-def export_store(store: Store, dest: Path, format_name: str, now: datetime) -> ExportReport:
+def export_store(store: MemoryStore, dest: Path, format_name: str, now: datetime) -> ExportReport:
     """Write the store's entries to a new file in another (or the same) format.
 
     The same format keeps every record as the source has it (unknown keys, layout).
@@ -81,7 +82,7 @@ def export_store(store: Store, dest: Path, format_name: str, now: datetime) -> E
     fmt = FORMATS[name]
     memories = store.memories()
     renumbered = False
-    if name == store.format_name:
+    if name == store.format_name and isinstance(store, Store):
         doc = store.document()
         if name == "longterm" and doc.header.get("layout") != "jsonl":
             doc.header = {"layout": "jsonl"}
