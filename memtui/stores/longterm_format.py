@@ -14,7 +14,7 @@ from typing import Any
 from memtui.errors import StoreFormatError
 from memtui.jsonout import dumps, dumps_text
 from memtui.model import Memory, Source, Status
-from memtui.stores.document import Document
+from memtui.stores.document import Document, NoHeader
 from memtui.stores.fields import (
     MAX_CONTENT_CHARS,
     NUMBERS,
@@ -57,7 +57,7 @@ _KNOWN = frozenset(
 )
 
 
-class LongtermFormat:
+class LongtermFormat(NoHeader):
     name = "longterm"
     ledger_in_file = False
     file_mode = 0o644

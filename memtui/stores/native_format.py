@@ -15,7 +15,7 @@ from typing import Any
 from memtui.errors import StoreFormatError
 from memtui.jsonout import dumps
 from memtui.model import Memory, Source, Status
-from memtui.stores.document import Document
+from memtui.stores.document import Document, NoHeader
 from memtui.stores.fields import (
     MAX_CONTENT_CHARS,
     NUMBERS,
@@ -46,7 +46,7 @@ def new_meta(now: datetime, **fields: Any) -> dict[str, Any]:
     return {"memtui_schema": SCHEMA_VERSION, "created_at": format_iso(now), **fields}
 
 
-class NativeFormat:
+class NativeFormat(NoHeader):
     name = "native"
     ledger_in_file = True
     file_mode = 0o600

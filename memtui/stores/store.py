@@ -21,7 +21,7 @@ from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormat
 from memtui.model import Memory
 from memtui.stores.backups import DEFAULT_KEEP, Backup, BackupShelf, is_packed, unpack
 from memtui.stores.detect import parse_store, with_layout
-from memtui.stores.document import Document, StoreFormat
+from memtui.stores.document import Document, HeaderImages, StoreFormat
 from memtui.stores.files import (
     FileStamp,
     atomic_write,
@@ -39,7 +39,6 @@ from memtui.stores.ledger import (
     undo_target,
     undone_ids,
 )
-from memtui.stores.pi_format import file_header, reverted_header, with_file_header
 from memtui.stores.sidecar import check_writable, sidecar_problems
 
 # An outside writer that ignores the lock can slip in between our read and our rename.
@@ -264,7 +263,7 @@ class Store:
         now: datetime,
         undoes: int | None = None,
         details: dict[str, Any] | None = None,
-        revert_header: tuple[dict[str, Any], dict[str, Any]] | None = None,
+        revert_header: HeaderImages | None = None,
     ) -> Transaction:
         """Apply `changes` as one transaction; returns it as recorded in the ledger.
 
@@ -310,7 +309,7 @@ class Store:
         now: datetime,
         undoes: int | None,
         details: dict[str, Any] | None,
-        revert_header: tuple[dict[str, Any], dict[str, Any]] | None,
+        revert_header: HeaderImages | None,
     ) -> Transaction | None:
         data = read_bytes(self.file)
         stamp = FileStamp.of(self.file)
@@ -335,14 +334,8 @@ class Store:
         tx_id = max((t.id for t in history), default=0) + 1
 
         doc = base.copy()
-        has_header = "top" in base.header
-        if has_header:
-            # pi's "last written" stamp: now, or (undo, rollback) back to what it was
-            if revert_header is not None:
-                top = reverted_header(file_header(base, None), *revert_header, now)
-            else:
-                top = file_header(base, now)
-            doc.header["top"] = with_file_header(base.header["top"], top)
+        added = 0 if revert_header else sum(1 for c in changes if c.before is None and c.after)
+        fmt.write_header(doc, now, added=added, revert=revert_header)
         images: list[ChangeImage] = []
         in_file = fmt.ledger_in_file
         order = {ident: n for n, ident in enumerate(base.memories)}
@@ -417,26 +410,23 @@ class Store:
                 "committed",
                 details=dict(details or {}),
             )
-            if has_header:
-                tx.header_before = file_header(base, None)
-                tx.header_after = file_header(doc, None)
+            tx.header_before, tx.header_after = fmt.header(base), fmt.header(doc)
             layout = base.header.get("layout_bytes")
             if in_file:
                 doc.header["journal"] = [*doc.header.get("journal", []), tx.to_dict()]
-                new_data = with_layout(fmt.render(doc, None if has_header else now), layout)
+                new_data = with_layout(fmt.render(doc, now), layout)
             else:
                 assert self._ledger is not None
                 for old in resolved:
                     self._ledger.mark(old.id, old.state)
-                new_data = with_layout(fmt.render(doc, None if has_header else now), layout)
+                new_data = with_layout(fmt.render(doc, now), layout)
                 tx.sha_after = sha256(new_data)
                 tx.state = "pending"
                 self._ledger.add_pending(tx)
                 pending = True
             if FileStamp.of(self.file) != stamp:
                 raise _Overtaken
-            mode = fmt.file_mode if fmt.name == "pi" else None
-            atomic_write(self.file, new_data, mode=mode)
+            atomic_write(self.file, new_data, mode=fmt.rewrite_mode)
         except BaseException as e:
             # the transaction did not happen: neither does its backup, nor its ledger entry
             self._shelf.discard(backup)
@@ -522,12 +512,10 @@ class Store:
             now_m, then_m = current.memories.get(ident), old.memories.get(ident)
             if now_m != then_m or current.raws.get(ident) != old.raws.get(ident):
                 changes.append(Change(now_m, then_m, old.raws.get(ident), old_order.get(ident)))
-        header = None
-        if "top" in old.header:
-            # what memtui last wrote: keys the agent changed since stay as the agent left them
-            last = next((t for t in reversed(self.transactions()) if t.header_after), None)
-            written = last.header_after if last is not None else file_header(current, None)
-            header = _header_images(file_header(old, None), written)
+        # what memtui last wrote: keys the agent changed since stay as the agent left them
+        last = next((t for t in reversed(self.transactions()) if t.header_after), None)
+        written = last.header_after if last is not None else fmt.header(current)
+        header = _header_images(fmt.header(old), written)
         if not changes:
             raise MemtuiError(f"the store already holds what backup {backup.name} holds")
         return self.commit(
