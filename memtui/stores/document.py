@@ -38,6 +38,16 @@ class StoreFormat(Protocol):
     # the mode every write sets (None: the file keeps its own).
     rewrite_mode: int | None
 
+    def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
+        """The parsed store when the JSON value `value` (read from `data`) is a store of this
+        format; None when it is not one (a StoreFormatError when it is one, damaged)."""
+        ...
+
+    def recognise_text(self, data: bytes, path: Path) -> Document | None:
+        """The same for a file orjson does not read as one JSON value (JSON Lines, a value
+        only JavaScript reads)."""
+        ...
+
     def parse(self, value: Any, path: Path) -> Document: ...
 
     def render(self, doc: Document, now: datetime | None) -> bytes: ...
@@ -82,10 +92,14 @@ class StoreFormat(Protocol):
 HeaderImages = tuple[dict[str, Any], dict[str, Any]]
 
 
-class NoHeader:
-    """The hooks of a format that keeps no top-level bookkeeping of its own."""
+class FormatDefaults:
+    """The hooks of a format that reads only whole JSON values and keeps no top-level
+    bookkeeping of its own."""
 
     rewrite_mode: int | None = None
+
+    def recognise_text(self, data: bytes, path: Path) -> Document | None:
+        return None
 
     def header(self, doc: Document) -> dict[str, Any] | None:
         return None

@@ -15,7 +15,7 @@ from typing import Any
 from memtui.errors import StoreFormatError
 from memtui.jsonout import dumps
 from memtui.model import Memory, Source, Status
-from memtui.stores.document import Document, NoHeader
+from memtui.stores.document import Document, FormatDefaults
 from memtui.stores.fields import (
     MAX_CONTENT_CHARS,
     NUMBERS,
@@ -46,10 +46,13 @@ def new_meta(now: datetime, **fields: Any) -> dict[str, Any]:
     return {"memtui_schema": SCHEMA_VERSION, "created_at": format_iso(now), **fields}
 
 
-class NativeFormat(NoHeader):
+class NativeFormat(FormatDefaults):
     name = "native"
     ledger_in_file = True
     file_mode = 0o600
+
+    def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
+        return self.parse(value, path) if is_native(value) else None
 
     def parse(self, value: Any, path: Path) -> Document:
         meta_key, meta = next(

@@ -17,6 +17,7 @@ from memtui.errors import StoreFormatError
 from memtui.model import Memory, Source, Status
 from memtui.stores.document import Document, HeaderImages
 from memtui.stores.fields import MAX_CONTENT_CHARS, json_type_name
+from memtui.stores.pi_json import PiJsonError, read_checked
 from memtui.stores.pi_json import dumps as pi_dumps
 from memtui.times import from_epoch_ms, to_base36, to_epoch_ms
 
@@ -48,6 +49,19 @@ class PiFormat:
     ledger_in_file = False
     file_mode = 0o600
     rewrite_mode: int | None = 0o600  # pi insists on it
+
+    def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
+        return self.parse(value, path) if isinstance(value, dict) and "memories" in value else None
+
+    def recognise_text(self, data: bytes, path: Path) -> Document | None:
+        """A file only JavaScript reads (a lone surrogate, a number beyond a double's range)."""
+        try:
+            value = read_checked(data)
+        except PiJsonError:
+            return None
+        if isinstance(value, dict) and isinstance(value.get("memories"), list):
+            return self.parse(value, path)
+        return None
 
     def parse(self, value: Any, path: Path) -> Document:
         if not isinstance(value, dict):

@@ -12,12 +12,12 @@ from typing import Any
 from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.stores.backups import DEFAULT_KEEP
-from memtui.stores.detect import FORMATS
 from memtui.stores.document import Document
 from memtui.stores.files import atomic_write
 from memtui.stores.ledger import Actor, Transaction
 from memtui.stores.native_format import new_meta
 from memtui.stores.protocol import MemoryStore
+from memtui.stores.registry import FORMATS
 from memtui.stores.store import Store
 
 EXPORT_FORMATS = ("native", "pi", "longterm-jsonl")
