@@ -100,7 +100,7 @@ def export_store(store: MemoryStore, dest: Path, format_name: str, now: datetime
             if raw is not None:
                 doc.memories[memory.id] = memory
                 doc.raws[memory.id] = raw
-    data = fmt.render(doc, now if name == "pi" and name != store.format_name else None)
+    data = fmt.render(doc, now)
     atomic_write(dest, data, mode=fmt.file_mode)
     os.chmod(dest, fmt.file_mode)
     written = len(doc.memories)
