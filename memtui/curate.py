@@ -30,6 +30,7 @@ from memtui.stores import Actor, Change, MemoryStore, Transaction
 from memtui.stores.files import atomic_write
 from memtui.stores.ledger import ChangeImage
 from memtui.stores.pi_format import PI_CONTENT_CAP
+from memtui.stores.pi_json import PiJsonError, read_checked
 from memtui.times import format_iso
 from memtui.views import entries
 
@@ -264,13 +265,17 @@ def _plan_bytes(path: str) -> bytes:
 
 
 def read_plan(path: str) -> Plan:
+    data = _plan_bytes(path)
     try:
-        data = orjson.loads(_plan_bytes(path))
+        value = orjson.loads(data)
     except orjson.JSONDecodeError as e:
-        raise MemtuiError(
-            f"{path}: not a plan file (not valid JSON: {str(e).split(':')[0]})"
-        ) from None
-    return plan_from_dict(data, path)
+        try:
+            value = read_checked(data)  # the plan of a store with a lone surrogate in it
+        except PiJsonError:
+            raise MemtuiError(
+                f"{path}: not a plan file (not valid JSON: {str(e).split(':')[0]})"
+            ) from None
+    return plan_from_dict(value, path)
 
 
 _PLAN_HEAD = re.compile(rb'^\{\s*"format"\s*:\s*"memtui-plan"')

@@ -28,6 +28,7 @@ from memtui.stores.fields import (
     EntryReader,
     json_type_name,
 )
+from memtui.stores.pi_json import PiJsonError, read_checked
 from memtui.times import format_iso, parse_iso, to_epoch_ms
 
 SCHEMA_VERSION = 1
@@ -53,6 +54,14 @@ class NativeFormat(FormatDefaults):
 
     def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
         return self.parse(value, path) if is_native(value) else None
+
+    def recognise_text(self, data: bytes, path: Path) -> Document | None:
+        """A store holding a lone surrogate (imported from pi), which orjson does not read."""
+        try:
+            value = read_checked(data)
+        except PiJsonError:
+            return None
+        return self.recognise(value, data, path)
 
     def parse(self, value: Any, path: Path) -> Document:
         meta_key, meta = next(
