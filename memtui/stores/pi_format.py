@@ -19,6 +19,7 @@ from memtui.stores.document import Document, HeaderImages
 from memtui.stores.fields import MAX_CONTENT_CHARS, json_type_name
 from memtui.stores.pi_json import PiJsonError, read_checked
 from memtui.stores.pi_json import dumps as pi_dumps
+from memtui.stores.pi_splice import spliced
 from memtui.times import from_epoch_ms, to_base36, to_epoch_ms
 
 PI_TYPES = frozenset({"decision", "convention", "pattern", "preference", "fact", "lesson"})
@@ -181,7 +182,12 @@ class PiFormat:
         order = list(doc.header.get("top") or {"version": 1, "updatedAt": 0, "memories": []})
         ordered = {key: top[key] for key in order if key in top}
         ordered.update(top)
-        return pi_dumps(ordered)
+        full = pi_dumps(ordered)
+        sources = [s.replace(b"\r\n", b"\n") for s in doc.header.get("sources", ())]
+        if not sources:
+            return full
+        # a file not in pi's layout keeps the bytes of what memtui did not change
+        return spliced(sources[0], ordered, records, full, sources[1:]) or full
 
     def new_id(self, doc: Document, now: datetime) -> str:
         while True:

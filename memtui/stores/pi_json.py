@@ -189,7 +189,9 @@ def _escape(match: re.Match[str]) -> str:
     return _ESCAPES.get(ch) or f"\\u{ord(ch):04x}"
 
 
-def _write(value: Any, indent: str, out: list[str]) -> None:
+def _write(value: Any, indent: str | None, out: list[str], unit: str = "  ") -> None:
+    """`value` into `out`, indented from `indent` (None: on one line, as without a space
+    argument)."""
     if isinstance(value, str):
         out.append(_string(value))
     elif value is None:
@@ -208,30 +210,37 @@ def _write(value: Any, indent: str, out: list[str]) -> None:
         if not value:
             out.append("{}")
             return
-        inner = indent + "  "
+        inner = None if indent is None else indent + unit
         out.append("{")
         first = True
         for key, item in js_object(list(value.items())).items():
-            out.append(("\n" if first else ",\n") + inner + _string(str(key)) + ": ")
-            _write(item, inner, out)
+            if inner is None:
+                out.append(("" if first else ",") + _string(str(key)) + ":")
+            else:
+                out.append(("\n" if first else ",\n") + inner + _string(str(key)) + ": ")
+            _write(item, inner, out, unit)
             first = False
-        out.append("\n" + indent + "}")
+        out.append("}" if indent is None else "\n" + indent + "}")
     elif isinstance(value, list | tuple):
         if not value:
             out.append("[]")
             return
-        inner = indent + "  "
+        inner = None if indent is None else indent + unit
         out.append("[")
         for n, item in enumerate(value):
-            out.append(("\n" if n == 0 else ",\n") + inner)
-            _write(item, inner, out)
-        out.append("\n" + indent + "]")
+            if inner is None:
+                out.append("" if n == 0 else ",")
+            else:
+                out.append(("\n" if n == 0 else ",\n") + inner)
+            _write(item, inner, out, unit)
+        out.append("]" if indent is None else "\n" + indent + "]")
     else:
         raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def dumps(value: Any) -> bytes:
-    """`JSON.stringify(value, null, 2)` as UTF-8 bytes (no trailing newline)."""
+def dumps(value: Any, *, compact: bool = False, unit: str = "  ") -> bytes:
+    """`JSON.stringify(value, null, 2)` as UTF-8 bytes (no trailing newline); `compact`:
+    `JSON.stringify(value)`; `unit`: another indentation (`JSON.stringify(value, null, unit)`)."""
     out: list[str] = []
-    _write(value, "", out)
+    _write(value, None if compact else "", out, unit)
     return "".join(out).encode("utf-8")

@@ -43,6 +43,8 @@ from memtui.stores.sidecar import check_writable, sidecar_problems
 
 # An outside writer that ignores the lock can slip in between our read and our rename.
 _WRITE_ATTEMPTS = 3
+# at most this many backups are read for the bytes of entries a write brings back
+_HELD_FILES = 4
 
 
 class _Overtaken(Exception):
@@ -264,11 +266,14 @@ class Store:
         undoes: int | None = None,
         details: dict[str, Any] | None = None,
         revert_header: HeaderImages | None = None,
+        earlier: bytes | None = None,
     ) -> Transaction:
         """Apply `changes` as one transaction; returns it as recorded in the ledger.
 
-        `revert_header` (undo, rollback): pi's top-level keys as they were and as memtui left
-        them; only keys memtui changed and nobody changed since are reverted.
+        `revert_header` (undo, rollback): the format's top-level bookkeeping as it was and as
+        memtui left it; only what memtui changed and nobody changed since is reverted.
+        `earlier`: a file (a backup) that held the entries this write brings back, so a format
+        that keeps bytes can write them as they were.
 
         Raises ConflictError (nothing written) when an entry it touches is no longer what the
         change's `before` says, StoreLockedError when another process holds the lock.
@@ -291,7 +296,7 @@ class Store:
             remove_stale_temp_files(self.file.parent, self.file.name)
             for _ in range(_WRITE_ATTEMPTS):
                 tx = self._commit_locked(
-                    changes, actor, kind, reason, now, undoes, details, revert_header
+                    changes, actor, kind, reason, now, undoes, details, revert_header, earlier
                 )
                 if tx is not None:
                     return tx
@@ -310,6 +315,7 @@ class Store:
         undoes: int | None,
         details: dict[str, Any] | None,
         revert_header: HeaderImages | None,
+        earlier: bytes | None,
     ) -> Transaction | None:
         data = read_bytes(self.file)
         stamp = FileStamp.of(self.file)
@@ -412,6 +418,9 @@ class Store:
             )
             tx.header_before, tx.header_after = fmt.header(base), fmt.header(doc)
             layout = base.header.get("layout_bytes")
+            # the bytes this write replaces, and earlier ones: a format may keep some of them
+            sources = [data, *([earlier] if earlier is not None else [])]
+            doc.header["sources"] = sources + self._held_before(changes, base, history)
             if in_file:
                 doc.header["journal"] = [*doc.header.get("journal", []), tx.to_dict()]
                 new_data = with_layout(fmt.render(doc, now), layout)
@@ -424,6 +433,7 @@ class Store:
                 tx.state = "pending"
                 self._ledger.add_pending(tx)
                 pending = True
+            doc.header.pop("sources", None)
             if FileStamp.of(self.file) != stamp:
                 raise _Overtaken
             atomic_write(self.file, new_data, mode=fmt.rewrite_mode)
@@ -496,13 +506,41 @@ class Store:
             now=now,
             undoes=target.id,
             revert_header=_header_images(target.header_before, target.header_after),
+            earlier=self._backup_bytes(target.backup),
         )
+
+    def _held_before(
+        self, changes: Sequence[Change], base: Document, history: list[Transaction]
+    ) -> list[bytes]:
+        """The files (backups) that last held the entries these changes bring back: the one
+        before each transaction that took such an entry out of the file."""
+        back = {c.id for c in changes if c.after_raw is not None and c.id not in base.raws}
+        names: list[str] = []
+        for tx in reversed(history):
+            if not back or len(names) >= _HELD_FILES:
+                break
+            out = {c.id for c in tx.changes if c.after_raw is None and c.before_raw is not None}
+            if back & out and tx.backup is not None:
+                names.append(tx.backup)
+                back -= out
+        held = [self._backup_bytes(name) for name in dict.fromkeys(names)]
+        return [data for data in held if data is not None]
+
+    def _backup_bytes(self, name: str | None) -> bytes | None:
+        """The file a backup holds, if it is still there."""
+        if name is None:
+            return None
+        try:
+            return self._shelf.read(self._shelf.find(name))
+        except MemtuiError:
+            return None
 
     def rollback(self, name: str, *, now: datetime, actor: str = "user") -> Transaction:
         """Make the store's entries what a backup holds, as one (undoable) transaction."""
         self._refuse_when_unusable()
         backup = self._shelf.find(name)
-        fmt, old = parse_store(self._shelf.read(backup), backup.path)
+        kept = self._shelf.read(backup)
+        fmt, old = parse_store(kept, backup.path)
         if fmt.name != self.format.name:
             raise MemtuiError(f"backup {backup.name} is a {fmt.name} store, not {self.format.name}")
         current = self._doc
@@ -526,6 +564,7 @@ class Store:
             now=now,
             details={"backup": backup.name},
             revert_header=header,
+            earlier=kept,
         )
 
 
