@@ -19,7 +19,7 @@ from memtui.stores.document import Document, HeaderImages
 from memtui.stores.fields import MAX_CONTENT_CHARS, json_type_name
 from memtui.stores.pi_json import PiJsonError, read_checked
 from memtui.stores.pi_json import dumps as pi_dumps
-from memtui.stores.pi_splice import spliced
+from memtui.stores.pi_splice import in_pi_layout, spliced
 from memtui.times import from_epoch_ms, to_base36, to_epoch_ms
 
 PI_TYPES = frozenset({"decision", "convention", "pattern", "preference", "fact", "lesson"})
@@ -186,8 +186,14 @@ class PiFormat:
         sources = [s.replace(b"\r\n", b"\n") for s in doc.header.get("sources", ())]
         if not sources:
             return full
-        # a file not in pi's layout keeps the bytes of what memtui did not change
-        return spliced(sources[0], ordered, records, full, sources[1:]) or full
+        # a file not in pi's layout keeps the bytes of what memtui did not change; whether
+        # it is in pi's layout is known after memtui's first write (the flag describes it)
+        own = doc.header.get("pi_layout")
+        if own is None:
+            own = in_pi_layout(sources[0])
+        text = None if own else spliced(sources[0], ordered, records, full, sources[1:])
+        doc.header["pi_layout"] = text is None
+        return text or full
 
     def new_id(self, doc: Document, now: datetime) -> str:
         while True:

@@ -13,7 +13,7 @@ from typing import Any
 
 from memtui.stores.pi_json import PiJsonError, dumps, read
 
-_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},:]')
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]')
 _WS = b" \t\n\r"
 
 
@@ -35,6 +35,14 @@ class _Shape:
     items: list[_Part]
     top_tail: bytes  # white space before the top object's `}`
     items_tail: bytes  # white space before `memories`' `]`
+
+
+def in_pi_layout(source: bytes) -> bool:
+    """Whether `source` is exactly what pi writes for the value it holds."""
+    try:
+        return dumps(read(source)) == source.rstrip(_WS)
+    except PiJsonError:
+        return False
 
 
 def spliced(
