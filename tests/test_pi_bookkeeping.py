@@ -64,3 +64,21 @@ def test_an_edit_adds_nothing_to_the_count(tmp_path: Path) -> None:
     svc.edit(store, first.id, EntryEdit(content=first.content + " (checked)"))
     after = _top(path)
     assert after["dailyAddedDate"] == "2026-11-29" and after["dailyAddedCount"] == 5
+
+
+def test_undos_out_of_order_give_the_days_count_back(tmp_path: Path) -> None:
+    path = tmp_path / "memory-store.json"
+    shutil.copy(FIXTURES / "example-store.json", path)
+    before = _top(path)
+    svc = Service(clock=lambda: NEXT_DAY)
+    store = svc.open(path)
+    first = svc.add_memory(store, Memory(id=store.new_id(NEXT_DAY), content="Builds run on CI"))
+    svc.add_memory(store, Memory(id=store.new_id(NEXT_DAY), content="Deploys need a review"))
+    assert _top(path)["dailyAddedCount"] == 2
+    svc.undo(store, first.id)  # the older one first: the newer one still counts
+    svc.undo(store)
+    after = _top(path)
+    assert (after["dailyAddedDate"], after["dailyAddedCount"]) == ("2026-11-29", 5)
+    assert {k: v for k, v in after.items() if k != "updatedAt"} == {
+        k: v for k, v in before.items() if k != "updatedAt"
+    }

@@ -505,9 +505,23 @@ class Store:
             reason=reason or what,
             now=now,
             undoes=target.id,
-            revert_header=_header_images(target.header_before, target.header_after),
+            revert_header=self._header_revert(target),
             earlier=self._backup_bytes(target.backup),
         )
+
+    def _header_revert(self, target: Transaction) -> HeaderImages | None:
+        """The format's bookkeeping before and after `target`. Before it: what `target` found,
+        or, when that was left by earlier transactions now undone, what they found (undos
+        made out of order then still end where the first of them began)."""
+        images = _header_images(target.header_before, target.header_after)
+        if images is None:
+            return None
+        before, after = images
+        undone = self.undone()
+        for tx in reversed(self.transactions()):
+            if tx.id < target.id and tx.id in undone and tx.header_after == before:
+                before = tx.header_before or before
+        return before, after
 
     def _held_before(
         self, changes: Sequence[Change], base: Document, history: list[Transaction]
