@@ -27,10 +27,11 @@ from memtui.errors import ConflictError, MemtuiError, NotFoundError
 from memtui.jsonout import dumps
 from memtui.model import MEMORY_FIELDS, Memory, Status
 from memtui.plan_seal import check_seals, read_seals, seals_for
-from memtui.stores import Actor, Change, Store, Transaction
+from memtui.stores import Actor, Change, MemoryStore, Transaction
 from memtui.stores.files import atomic_write
 from memtui.stores.ledger import ChangeImage
 from memtui.stores.pi_format import PI_CONTENT_CAP
+from memtui.stores.pi_json import PiJsonError, read_checked
 from memtui.times import format_iso
 from memtui.views import entries, kind_counts
 
@@ -40,7 +41,7 @@ RETIRED = (Status.MERGED, Status.SUPERSEDED)
 # -- plans ------------------------------------------------------------------------------------
 
 
-def check_plan_fits(store: Store, plan: Plan, seal_key: bytes | None = None) -> None:
+def check_plan_fits(store: MemoryStore, plan: Plan, seal_key: bytes | None = None) -> None:
     """Refuse a plan that was not made from this store as it is now, or whose actions break
     their kind's or the format's rules; wording edited in its file is refused by its seals."""
     if plan.store_format != store.format_name:
@@ -206,7 +207,7 @@ def _changed(was: Memory, after: Memory) -> set[str]:
 
 
 def apply_plan(
-    store: Store,
+    store: MemoryStore,
     plan: Plan,
     approved: Sequence[str] | None,
     *,
@@ -273,14 +274,18 @@ def _plan_bytes(path: str) -> bytes:
 
 
 def read_plan(path: str) -> Plan:
+    data = _plan_bytes(path)
     try:
-        data = orjson.loads(_plan_bytes(path))
+        value = orjson.loads(data)
     except orjson.JSONDecodeError as e:
-        raise MemtuiError(
-            f"{path}: not a plan file (not valid JSON: {str(e).split(':')[0]})"
-        ) from None
-    seals = read_seals(data.pop("seals", None), path) if isinstance(data, dict) else ("", {})
-    plan = plan_from_dict(data, path)
+        try:
+            value = read_checked(data)  # the plan of a store with a lone surrogate in it
+        except PiJsonError:
+            raise MemtuiError(
+                f"{path}: not a plan file (not valid JSON: {str(e).split(':')[0]})"
+            ) from None
+    seals = read_seals(value.pop("seals", None), path) if isinstance(value, dict) else ("", {})
+    plan = plan_from_dict(value, path)
     plan.seals = seals
     return plan
 
@@ -336,7 +341,7 @@ def plan_summary(plan: Plan) -> str:
 # -- by hand ----------------------------------------------------------------------------------
 
 
-def _live_members(store: Store, ids: Sequence[str]) -> list[Memory]:
+def _live_members(store: MemoryStore, ids: Sequence[str]) -> list[Memory]:
     if len(set(ids)) != len(ids):
         raise MemtuiError("the same entry is named twice")
     members = [store.get(i) for i in ids]
@@ -346,7 +351,7 @@ def _live_members(store: Store, ids: Sequence[str]) -> list[Memory]:
     return members
 
 
-def merge_rule(store: Store, strategy: str) -> str:
+def merge_rule(store: MemoryStore, strategy: str) -> str:
     if strategy == "keep-base":
         return "keep-base"
     if strategy != "rule":
@@ -355,7 +360,7 @@ def merge_rule(store: Store, strategy: str) -> str:
 
 
 def preview_merge(
-    store: Store,
+    store: MemoryStore,
     ids: Sequence[str],
     *,
     strategy: str = "rule",
@@ -379,7 +384,7 @@ def preview_merge(
 
 
 def merge_by_hand(
-    store: Store,
+    store: MemoryStore,
     ids: Sequence[str],
     *,
     strategy: str = "rule",
@@ -400,7 +405,9 @@ def merge_by_hand(
     )
 
 
-def supersede(store: Store, old_id: str, new_id: str, *, reason: str, now: datetime) -> Transaction:
+def supersede(
+    store: MemoryStore, old_id: str, new_id: str, *, reason: str, now: datetime
+) -> Transaction:
     if old_id == new_id:
         raise MemtuiError("an entry cannot supersede itself")
     old, new = _live_members(store, [old_id, new_id])
@@ -427,7 +434,7 @@ class History:
     images: dict[str, list[tuple[Transaction, ChangeImage]]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, store: Store) -> History:
+    def of(cls, store: MemoryStore) -> History:
         history = cls()
         for tx in store.transactions():
             for change in tx.changes:
@@ -447,7 +454,7 @@ class History:
         return first.before is None
 
 
-def record_of(store: Store, ident: str, history: History | None = None) -> Memory | None:
+def record_of(store: MemoryStore, ident: str, history: History | None = None) -> Memory | None:
     """The entry as the store holds it, or as the ledger last saw it (pi stores drop merged
     and superseded entries from the file; their records live on in the ledger). Lineage fields
     the file cannot hold come from the ledger."""
@@ -483,7 +490,7 @@ class Lineage:
         }
 
 
-def lineage(store: Store, ident: str) -> Lineage:
+def lineage(store: MemoryStore, ident: str) -> Lineage:
     """What the entry replaced and what replaced it, transitively, with the events."""
     history = History.of(store)
     start = record_of(store, ident, history)
@@ -553,20 +560,18 @@ def lineage(store: Store, ident: str) -> Lineage:
     return Lineage(ident, older, newer, records, events)
 
 
-def _record_back(store: Store, image: ChangeImage | None, back: Memory) -> dict[str, Any] | None:
+def _record_back(
+    store: MemoryStore, image: ChangeImage | None, back: Memory
+) -> dict[str, Any] | None:
     """The record the file held before the entry left it, when it says what `back` says: the
     entry then comes back byte for byte (its key order included)."""
     raw = image.before_raw if image is not None and image.after_raw is None else None
     if raw is None or store.find(back.id) is not None:
         return None
-    try:
-        same = store.format.decode(raw, store.path) == store.visible(back)
-    except MemtuiError:
-        return None
-    return raw if same else None
+    return raw if store.returns_as(raw, back) else None
 
 
-def restore(store: Store, ident: str, *, now: datetime) -> Transaction:
+def restore(store: MemoryStore, ident: str, *, now: datetime) -> Transaction:
     """Bring an entry back. A merge or absorption is undone as one unit: every member returns,
     a merged entry that the merge created is removed (status deleted, restorable in turn), and
     the lineage links are cut. A superseded entry returns and its successor forgets it."""

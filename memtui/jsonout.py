@@ -7,6 +7,7 @@ the agents that wrote the file) allow both, so such a value is written as the fi
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -28,7 +29,7 @@ def dumps(value: Any, *, indent: bool = False) -> bytes:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0)
     except orjson.JSONEncodeError:
         pass
-    return dumps_text(value, indent=indent).encode("utf-8", "surrogatepass")
+    return dumps_text(value, indent=indent).encode("utf-8")
 
 
 def dumps_text(value: Any, *, indent: bool = False, spaced: bool = False) -> str:
@@ -48,4 +49,8 @@ def dumps_text(value: Any, *, indent: bool = False, spaced: bool = False) -> str
         raise UnwritableError(f"a value cannot be written as JSON ({e})") from None
     finally:
         sys.setrecursionlimit(limit)
-    return text
+    # a lone UTF-16 surrogate (pi's cut emoji) has no UTF-8 form: written as its escape
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -13,8 +13,9 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from hashlib import sha256
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeAlias
 
 import orjson
 
@@ -57,7 +58,7 @@ from memtui.stores import (
     Actor,
     Backup,
     Change,
-    Store,
+    MemoryStore,
     Transaction,
     create_native_store,
     export_store,
@@ -69,6 +70,7 @@ from memtui.stores.files import atomic_write, read_bytes
 from memtui.stores.labels import Label, LabelFile, make_label
 from memtui.stores.pi_format import PI_CONTENT_CAP, PI_TYPES
 from memtui.stores.postgres import is_postgres_location, open_postgres_store
+from memtui.stores.store import Store as FileStore
 from memtui.stores.transfer import ExportReport
 from memtui.times import parse_iso
 
@@ -77,6 +79,9 @@ DEMO_MAX_SIZE = 2_000_000
 CALIBRATION_METHODS = (*METHODS, EMBED_METHOD)
 
 LABEL_BAND = 0.2  # how far from the merge line a pair is worth labelling
+
+Store: TypeAlias = MemoryStore
+"""What the front ends hold: any store (a file, a database table)."""
 __all__ = [
     "CALIBRATION_METHODS",
     "DECAY_MODELS",
@@ -157,7 +162,7 @@ class Service:
     ) -> None:
         self.settings = settings if settings is not None else Settings()
         self._clock = clock or clock_from_env
-        self._opened: list[Store] = []  # whose sidecar problems are worth a warning
+        self._opened: list[FileStore] = []  # whose sidecar problems are worth a warning
         self._notices: list[str] = []
         self._hinted = False  # the embed extra's install hint is said once
         self._seal_key: bytes | None = None
@@ -174,9 +179,8 @@ class Service:
 
     def open(self, location: str | Path, *, warn: bool = True) -> Store:
         if is_postgres_location(location):
-            # PgStore answers everything the service and the TUI ask a Store
-            return cast(Store, open_postgres_store(str(location), self.settings.keep_backups))
-        store = Store.open(location, self.settings.keep_backups)
+            return open_postgres_store(str(location), self.settings.keep_backups)
+        store = FileStore.open(location, self.settings.keep_backups)
         if warn:
             self._opened.append(store)
         return store
@@ -219,7 +223,7 @@ class Service:
 
     def repair(self, store: Store) -> list[str]:
         """Move damaged ledgers and journal entries aside (backed up first); what was done."""
-        return repair(store, self.now())
+        return repair(_file_store(store, "repair"), self.now())
 
     def store_to_open(self, store: str | None) -> tuple[str, str | None]:
         """Which store `memtui [STORE]` opens, and a hint for the user when it is a new one:
@@ -265,7 +269,7 @@ class Service:
             raise MemtuiError(f"the demo size must be between 1 and {DEMO_MAX_SIZE}")
         now = self.now()
         if path.exists():
-            old = self.open(path)
+            old = FileStore.open(path, self.settings.keep_backups)
             meta = old.document().header.get("meta", {})
             if old.format_name != "native" or not meta.get("demo"):
                 raise MemtuiError(
@@ -527,7 +531,7 @@ class Service:
     ) -> Compaction:
         """Rewrite a native store's journal with changed fields only; with `keep` or `days`,
         move older transactions out of the store file into its sidecar (no longer undoable)."""
-        return compact_store(store, keep=keep, days=days, now=self.now())
+        return compact_store(_file_store(store, "compact"), keep=keep, days=days, now=self.now())
 
     # -- profiles, similarity, decay ----------------------------------------------------------
 
@@ -642,7 +646,7 @@ class Service:
 
         step(0, 1)
         vectors = cached_embeddings(
-            embedder, [m.content for m in chosen], store.sidecar / "embeddings", progress=step
+            embedder, [m.content for m in chosen], _side_folder(store) / "embeddings", progress=step
         )
         return Embeddings(embedder.name, dict(zip((m.id for m in chosen), vectors, strict=True)))
 
@@ -685,7 +689,7 @@ class Service:
     # -- labels and calibration ---------------------------------------------------------------
 
     def _labels_file(self, store: Store) -> LabelFile:
-        return LabelFile(store.sidecar / "labels.jsonl")
+        return LabelFile(_side_folder(store) / "labels.jsonl")
 
     def labels(self, store: Store) -> list[Label]:
         return self._labels_file(store).read()
@@ -843,7 +847,7 @@ class Service:
         except EmbeddingsUnavailable as e:
             raise MemtuiError(str(e)) from None
         texts = sorted({t for pair in pairs for t in pair})
-        rows = cached_embeddings(embedder, texts, store.sidecar / "embeddings")
+        rows = cached_embeddings(embedder, texts, _side_folder(store) / "embeddings")
         return score_embedded_pairs(pairs, dict(zip(texts, rows, strict=True)), embedder.name)
 
     def read_plan(self, path: str) -> Plan:
@@ -988,6 +992,20 @@ def _attribute(text: str, members: Sequence[Memory]) -> dict[str, Any]:
         if owner.id != base.id:
             added.append({"member": owner.id, "clause": clause, "words": []})
     return {"base": base.id, "spans": spans, "added": added, "left_out": []}
+
+
+def _file_store(store: Store, what: str) -> FileStore:
+    if isinstance(store, FileStore):
+        return store
+    raise MemtuiError(f"{store.path}: {what} works on store files, not on a database")
+
+
+def _side_folder(store: Store) -> Path:
+    """Where memtui keeps its own files about `store` (embeddings, labels): beside a store
+    file, in memtui's data folder for a database."""
+    if store.sidecar is not None:
+        return store.sidecar
+    return locations.data_dir() / "stores" / sha256(str(store.path).encode()).hexdigest()[:16]
 
 
 def _profile_format(store: Store) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from memtui.errors import MemtuiError
 from memtui.model import MEMORY_FIELDS, Memory, Status
-from memtui.stores import Backup, Store, Transaction
+from memtui.stores import Backup, MemoryStore, Transaction
 from memtui.times import format_iso
 
 SORT_ALIASES = {
@@ -134,7 +134,7 @@ def backup_record(backup: Backup) -> dict[str, Any]:
     }
 
 
-def store_stats(store: Store) -> dict[str, Any]:
+def store_stats(store: MemoryStore) -> dict[str, Any]:
     memories = store.memories()
     created = [m.created_at for m in memories if m.created_at is not None]
     return {

@@ -22,7 +22,7 @@ from memtui.engine.profiles import PROFILES
 from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.stores import open_store
-from memtui.stores.pi_format import pi_entry, pi_session_header
+from memtui.stores.pi_format import pi_entry
 from memtui.stores.pi_json import dumps as pi_dumps
 from memtui.stores.pi_json import loads as pi_loads
 from memtui.times import from_epoch_ms
@@ -210,12 +210,12 @@ def test_pi_plan_consolidates_as_pi(name: str, date: str, now: int, tmp_path: Pa
         if m["id"] not in before:
             m["id"] = RANDOM_ID
     _same_memories_within_ulps(ours["memories"], pis["memories"])
-    # the top-level bookkeeping pi does around it (not yet applied by memtui's writes)
-    added = sum(1 for c in report["clusters"] if c["outcome"] == "merged")
-    header = {k: v for k, v in ours.items() if k != "memories"}
-    assert pi_session_header(header, from_epoch_ms(now), added) == {
-        k: v for k, v in pis.items() if k != "memories"
-    }
+    # the top-level bookkeeping pi does around it (dailyAddedCount, the adaptation window)
+    # is what memtui's own write leaves
+    if any(c["outcome"] == "merged" for c in report["clusters"]):
+        assert {k: v for k, v in ours.items() if k != "memories"} == {
+            k: v for k, v in pis.items() if k != "memories"
+        }
 
 
 @pytest.mark.parametrize("name,date,now", CONSOLIDATE)

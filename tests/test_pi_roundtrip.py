@@ -12,6 +12,7 @@ import pytest
 from memtui.curate import merge_by_hand, restore
 from memtui.model import Status
 from memtui.stores import Change, open_store
+from memtui.stores.pi_format import pi_session_header, with_file_header
 from memtui.stores.pi_json import dumps as pi_dumps
 from memtui.stores.pi_json import loads as pi_loads
 from memtui.times import from_epoch_ms
@@ -49,9 +50,16 @@ def _top(path: Path) -> dict[str, Any]:
     return value
 
 
-def _expect(top: dict[str, Any], records: list[Any], written: dict[str, Any]) -> bytes:
-    """The original file with only `records` as its entries and memtui's `updatedAt`."""
-    return pi_dumps({**top, "updatedAt": written["updatedAt"], "memories": records})
+def _expect(
+    top: dict[str, Any], records: list[Any], written: dict[str, Any], added: int = 0
+) -> bytes:
+    """The original file with only `records` as its entries and memtui's `updatedAt` (and,
+    when memtui added entries, pi's own count of them: `pi_session_header`)."""
+    header = {k: v for k, v in top.items() if k != "memories"}
+    header["updatedAt"] = written["updatedAt"]
+    if added:
+        header = pi_session_header(header, NOW, added)
+    return pi_dumps(with_file_header(top, header) | {"memories": records})
 
 
 @pytest.mark.parametrize("source", STORES, ids=[p.name for p in STORES])
@@ -90,13 +98,13 @@ def test_memtui_touches_only_what_it_changes(source: Path, tmp_path: Path) -> No
     written = _top(path)
     kept = [r for r in now_records if r.get("id") not in (a.id, b.id)]
     assert written["memories"][:-1] == kept and written["memories"][-1]["id"] == merged_id
-    assert path.read_bytes() == _expect(top, [*kept, written["memories"][-1]], written)
+    assert path.read_bytes() == _expect(top, [*kept, written["memories"][-1]], written, 1)
 
     # restore one member: the merge is undone as a unit, both come back as they were
     restore(store, a.id, now=NOW)
     written = _top(path)
     assert store.find(merged_id) is None or store.get(merged_id).status is not Status.ACTIVE
-    assert path.read_bytes() == _expect(top, now_records, written)
+    assert path.read_bytes() == _expect(top, now_records, written, 1)
 
     # undo everything: the entries are the original bytes again
     while True:

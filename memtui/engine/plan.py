@@ -96,9 +96,11 @@ class Plan:
         return {kind: counts[kind] for kind in KINDS if counts[kind]}
 
     def default_approved(self) -> list[str]:
-        """Every action but those that need a decision, and what depends on them."""
+        """Every action but those that need a decision, what depends on them, and what
+        applies only after one of them (`follows`) when none is left."""
         waiting = closure(self, [a.id for a in self.actions if a.needs_decision], upward=False)
-        return [a.id for a in self.actions if a.id not in waiting]
+        kept = settle(self, {a.id for a in self.actions} - waiting)
+        return [a.id for a in self.actions if a.id in kept]
 
     def action(self, action_id: str) -> Action:
         """The action with this id, in O(1) (the index is rebuilt whenever `actions` was
@@ -160,8 +162,15 @@ def dependents(plan: Plan) -> dict[str, list[str]]:
     return out
 
 
-def closure(plan: Plan, chosen: Iterable[str], *, upward: bool) -> set[str]:
-    """`chosen` plus what they depend on (upward) or what depends on them (downward)."""
+def closure(
+    plan: Plan, chosen: Iterable[str], *, upward: bool, approved: Iterable[str] | None = None
+) -> set[str]:
+    """`chosen` plus what they depend on (upward) or what depends on them (downward).
+
+    Rejecting (downward) from the set `approved`: also the approved actions that apply only
+    after one of several actions (`follows`) when rejecting leaves none of those. Approving
+    never brings back an action `follows` names: applying refuses such an action alone.
+    """
     links = {a.id: a.depends_on for a in plan.actions} if upward else dependents(plan)
     seen: set[str] = set()
     stack = list(chosen)
@@ -171,7 +180,36 @@ def closure(plan: Plan, chosen: Iterable[str], *, upward: bool) -> set[str]:
             continue
         seen.add(current)
         stack.extend(links.get(current, []))
+    if not upward and approved is not None:
+        left = set(approved) - seen
+        seen |= left - settle(plan, left)
     return seen
+
+
+# an action's details key: the actions of which at least one must apply for it to apply
+FOLLOWS = "after_merges"
+
+
+def follows(action: Action) -> list[str]:
+    """The actions of which at least one must be applied for `action` to apply (pi folds
+    duplicates only after one of its merges); empty when it applies on its own."""
+    leads = action.details.get(FOLLOWS)
+    return [str(a) for a in leads] if isinstance(leads, list) else []
+
+
+def settle(plan: Plan, approved: set[str]) -> set[str]:
+    """`approved` without the actions that cannot apply with it: those none of whose
+    `follows` is approved, and what depends on them."""
+    kept = set(approved)
+    while True:
+        stranded = [
+            a.id
+            for a in plan.actions
+            if a.id in kept and (leads := follows(a)) and not kept.intersection(leads)
+        ]
+        if not stranded:
+            return kept
+        kept -= closure(plan, stranded, upward=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +238,12 @@ def plan_changes(plan: Plan, approved: Sequence[str]) -> list[PlannedChange]:
                 raise MemtuiError(
                     f"action {action.id} ({action.kind}) depends on {', '.join(missing)}, "
                     "which is not approved"
+                )
+            leads = follows(action)
+            if leads and not chosen.intersection(leads):
+                raise MemtuiError(
+                    f"action {action.id} ({action.kind}) applies only after one of "
+                    f"{', '.join(leads)}, and none of them is approved"
                 )
     first: dict[str, Memory | None] = {}
     last: dict[str, Memory] = {}

@@ -22,7 +22,7 @@ from memtui.engine.grouping import linkage_groups, similarity_source
 from memtui.engine.ids import IdMaker
 from memtui.engine.merging import absorb_entries, best_member, merge_entries, retire
 from memtui.engine.pi_dedupe import pi_answer, pi_dedupe_groups, pi_fold
-from memtui.engine.plan import Action, Plan
+from memtui.engine.plan import FOLLOWS, Action, Plan
 from memtui.engine.plan_compact import decay_reason
 from memtui.engine.profiles import Profile
 from memtui.engine.similarity import jaro_winkler
@@ -368,7 +368,8 @@ def _pi_dedupe(b: _Builder, now: datetime, merges: list[str]) -> None:
             folded = [b.current[i] for i in chunk]
             kept = pi_fold(survivor, folded)
             retired = retire(folded, survivor_id, now)
-            action = b.add(
+            # pi folds only when some merge is applied: each fold follows the plan's merges
+            b.add(
                 "absorb",
                 [survivor_id, *chunk],
                 [kept, *retired],
@@ -376,11 +377,8 @@ def _pi_dedupe(b: _Builder, now: datetime, merges: list[str]) -> None:
                 {"size": 1 + len(folded_ids)},
                 f"{1 + len(folded_ids)} entries say exactly the same (ignoring case, spaces "
                 "and punctuation): pi folds them into the most potent one after it merges.",
-                details={"after_merges": merges},
+                details={FOLLOWS: merges},
             )
-            # pi folds only when some merge is applied: tie each fold to the plan's merges
-            deps = set(action.depends_on) | {merges[0]}
-            action.depends_on = sorted(deps, key=lambda a: int(a[1:]))
 
 
 def _pi_absorb(

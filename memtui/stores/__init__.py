@@ -2,6 +2,7 @@
 
 from memtui.stores.backups import DEFAULT_KEEP, Backup
 from memtui.stores.ledger import Actor, ChangeImage, Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.stores.store import Change, Store
 from memtui.stores.transfer import EXPORT_FORMATS, create_native_store, export_store
 
@@ -18,6 +19,7 @@ __all__ = [
     "Backup",
     "Change",
     "ChangeImage",
+    "MemoryStore",
     "Store",
     "Transaction",
     "create_native_store",

@@ -35,6 +35,18 @@ class StoreFormat(Protocol):
     ledger_in_file: bool
     # the file mode new files get (pi insists on 0600).
     file_mode: int
+    # the mode every write sets (None: the file keeps its own).
+    rewrite_mode: int | None
+
+    def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
+        """The parsed store when the JSON value `value` (read from `data`) is a store of this
+        format; None when it is not one (a StoreFormatError when it is one, damaged)."""
+        ...
+
+    def recognise_text(self, data: bytes, path: Path) -> Document | None:
+        """The same for a file orjson does not read as one JSON value (JSON Lines, a value
+        only JavaScript reads)."""
+        ...
 
     def parse(self, value: Any, path: Path) -> Document: ...
 
@@ -63,3 +75,36 @@ class StoreFormat(Protocol):
         ...
 
     def new_id(self, doc: Document, now: datetime) -> str: ...
+
+    def header(self, doc: Document) -> dict[str, Any] | None:
+        """The file's own top-level bookkeeping, as the ledger records it beside a
+        transaction (None: the format keeps none)."""
+        ...
+
+    def write_header(
+        self, doc: Document, now: datetime, *, added: int, revert: HeaderImages | None
+    ) -> None:
+        """Set `doc`'s bookkeeping for a write at `now` that adds `added` entries, or (undo,
+        rollback) that reverts memtui's own change `revert` = (before, after)."""
+        ...
+
+
+HeaderImages = tuple[dict[str, Any], dict[str, Any]]
+
+
+class FormatDefaults:
+    """The hooks of a format that reads only whole JSON values and keeps no top-level
+    bookkeeping of its own."""
+
+    rewrite_mode: int | None = None
+
+    def recognise_text(self, data: bytes, path: Path) -> Document | None:
+        return None
+
+    def header(self, doc: Document) -> dict[str, Any] | None:
+        return None
+
+    def write_header(
+        self, doc: Document, now: datetime, *, added: int, revert: HeaderImages | None
+    ) -> None:
+        return None

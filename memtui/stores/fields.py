@@ -7,6 +7,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
+import orjson
+
 from memtui.errors import StoreFormatError
 from memtui.times import TimeRangeError, from_epoch_ms, parse_iso
 
@@ -169,3 +171,13 @@ OPT_LIST = (list, _NONE)
 OPT_BOOL = (bool, _NONE)
 OPT_DICT = (dict, _NONE)
 NUMBERS = (int, float)
+
+
+def json_problem(data: bytes, error: orjson.JSONDecodeError) -> str:
+    """Why `data` is not JSON, in one line."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as u:
+        return f"not valid UTF-8 (byte offset {u.start})"
+    message = str(error).split(": line ")[0]
+    return f"not valid JSON ({message} at line {error.lineno}, column {error.colno})"

@@ -100,7 +100,8 @@ def image_fingerprint(image: dict[str, Any]) -> str:
     try:
         data = orjson.dumps(image, option=orjson.OPT_SORT_KEYS)
     except orjson.JSONEncodeError:  # integers past 64 bits, very deep values
-        data = json.dumps(image, sort_keys=True, ensure_ascii=False, default=str).encode()
+        text = json.dumps(image, sort_keys=True, ensure_ascii=False, default=str)
+        data = text.encode("utf-8", "surrogatepass")  # a lone surrogate (pi's cut emoji) too
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 

@@ -11,10 +11,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from memtui.errors import StoreFormatError
 from memtui.jsonout import dumps, dumps_text
 from memtui.model import Memory, Source, Status
-from memtui.stores.document import Document
+from memtui.stores.document import Document, FormatDefaults
 from memtui.stores.fields import (
     MAX_CONTENT_CHARS,
     NUMBERS,
@@ -24,6 +26,7 @@ from memtui.stores.fields import (
     OPT_NUM,
     OPT_STR,
     EntryReader,
+    json_problem,
 )
 from memtui.times import GO_ZERO_TIME, format_iso, parse_iso
 
@@ -57,10 +60,33 @@ _KNOWN = frozenset(
 )
 
 
-class LongtermFormat:
+class LongtermFormat(FormatDefaults):
     name = "longterm"
     ledger_in_file = False
     file_mode = 0o644
+
+    def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
+        if isinstance(value, list):
+            doc = self.parse((value, "array"), path)
+            doc.header["indent"] = b"\n " in data[:4096]
+            return doc
+        if (
+            isinstance(value, dict)
+            and "content" in value
+            and ("id" in value or "memory_id" in value)
+        ):
+            doc = self.parse(([value], "jsonl"), path)  # JSON Lines of one record
+            doc.header["lines"] = dict(zip(doc.memories, [(value, data.strip())], strict=True))
+            return doc
+        return None
+
+    def recognise_text(self, data: bytes, path: Path) -> Document | None:
+        lines = _json_lines(data, path)
+        if lines is None:
+            return None
+        doc = self.parse(([r for r, _ in lines], "jsonl"), path)
+        doc.header["lines"] = dict(zip(doc.memories, lines, strict=True))
+        return doc
 
     def parse(self, value: Any, path: Path) -> Document:
         """`value` is the list of records (from JSON Lines or a JSON array)."""
@@ -333,3 +359,26 @@ def _put_optional(out: dict[str, Any], key: str, value: Any) -> None:
         out[key] = value
     else:
         out.pop(key, None)
+
+
+def _json_lines(data: bytes, path: Path) -> list[tuple[Any, bytes]] | None:
+    """Records of a JSON Lines file with their lines, or None when it is not JSON Lines (its
+    first record is not a JSON object, or there is only one line)."""
+    records: list[tuple[Any, bytes]] = []
+    loads = orjson.loads
+    gap = b""  # blank lines before a record stay with it
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line or line.isspace():
+            gap += line.rstrip(b"\r") + b"\n"
+            continue
+        try:
+            records.append((loads(line), gap + line.rstrip(b"\r")))
+            gap = b""
+        except orjson.JSONDecodeError as e:
+            if not records:
+                return None
+            problem = json_problem(line, e).replace(f"at line {e.lineno}, column", "at column")
+            raise StoreFormatError(f"{path}: line {number}: {problem}") from None
+        if len(records) == 1 and type(records[0][0]) is not dict:
+            return None
+    return records if len(records) >= 2 else None

@@ -15,7 +15,7 @@ from typing import Any
 from memtui.errors import StoreFormatError
 from memtui.jsonout import dumps
 from memtui.model import Memory, Source, Status
-from memtui.stores.document import Document
+from memtui.stores.document import Document, FormatDefaults
 from memtui.stores.fields import (
     MAX_CONTENT_CHARS,
     NUMBERS,
@@ -28,6 +28,7 @@ from memtui.stores.fields import (
     EntryReader,
     json_type_name,
 )
+from memtui.stores.pi_json import PiJsonError, read_checked
 from memtui.times import format_iso, parse_iso, to_epoch_ms
 
 SCHEMA_VERSION = 1
@@ -46,10 +47,21 @@ def new_meta(now: datetime, **fields: Any) -> dict[str, Any]:
     return {"memtui_schema": SCHEMA_VERSION, "created_at": format_iso(now), **fields}
 
 
-class NativeFormat:
+class NativeFormat(FormatDefaults):
     name = "native"
     ledger_in_file = True
     file_mode = 0o600
+
+    def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
+        return self.parse(value, path) if is_native(value) else None
+
+    def recognise_text(self, data: bytes, path: Path) -> Document | None:
+        """A store holding a lone surrogate (imported from pi), which orjson does not read."""
+        try:
+            value = read_checked(data)
+        except PiJsonError:
+            return None
+        return self.recognise(value, data, path)
 
     def parse(self, value: Any, path: Path) -> Document:
         meta_key, meta = next(

@@ -15,9 +15,11 @@ from typing import Any, TypeGuard
 
 from memtui.errors import StoreFormatError
 from memtui.model import Memory, Source, Status
-from memtui.stores.document import Document
+from memtui.stores.document import Document, HeaderImages
 from memtui.stores.fields import MAX_CONTENT_CHARS, json_type_name
+from memtui.stores.pi_json import PiJsonError, read_checked
 from memtui.stores.pi_json import dumps as pi_dumps
+from memtui.stores.pi_splice import in_pi_layout, spliced
 from memtui.times import from_epoch_ms, to_base36, to_epoch_ms
 
 PI_TYPES = frozenset({"decision", "convention", "pattern", "preference", "fact", "lesson"})
@@ -47,6 +49,20 @@ class PiFormat:
     name = "pi"
     ledger_in_file = False
     file_mode = 0o600
+    rewrite_mode: int | None = 0o600  # pi insists on it
+
+    def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
+        return self.parse(value, path) if isinstance(value, dict) and "memories" in value else None
+
+    def recognise_text(self, data: bytes, path: Path) -> Document | None:
+        """A file only JavaScript reads (a lone surrogate, a number beyond a double's range)."""
+        try:
+            value = read_checked(data)
+        except PiJsonError:
+            return None
+        if isinstance(value, dict) and isinstance(value.get("memories"), list):
+            return self.parse(value, path)
+        return None
 
     def parse(self, value: Any, path: Path) -> Document:
         if not isinstance(value, dict):
@@ -140,16 +156,44 @@ class PiFormat:
         """The record itself: the ledger keeps it so undo writes it back byte for byte."""
         return raw
 
+    def header(self, doc: Document) -> dict[str, Any] | None:
+        return file_header(doc, None)
+
+    def write_header(
+        self, doc: Document, now: datetime, *, added: int, revert: HeaderImages | None
+    ) -> None:
+        """pi's `updatedAt` is the time of the write, or (undo, rollback) back to what it was;
+        entries memtui adds count as pi's own additions (`pi_session_header`)."""
+        if revert is not None:
+            top = reverted_header(file_header(doc, None), *revert, now)
+        else:
+            top = file_header(doc, now)
+        if added:
+            top = pi_session_header(top, now, added)
+        doc.header["top"] = with_file_header(doc.header.get("top") or {}, top)
+
     def render(self, doc: Document, now: datetime | None) -> bytes:
         records: list[Any] = [doc.raws[ident] for ident in doc.memories]
         for index, record, _why in doc.header.get("unreadable", ()):
             records.insert(min(index, len(records)), record)  # kept where it was
-        top = {**file_header(doc, now), "memories": records}
+        # a file memtui read keeps the header `write_header` set; a new one is written at `now`
+        top = {**file_header(doc, None if "top" in doc.header else now), "memories": records}
         # keep the key order the file had
         order = list(doc.header.get("top") or {"version": 1, "updatedAt": 0, "memories": []})
         ordered = {key: top[key] for key in order if key in top}
         ordered.update(top)
-        return pi_dumps(ordered)
+        full = pi_dumps(ordered)
+        sources = [s.replace(b"\r\n", b"\n") for s in doc.header.get("sources", ())]
+        if not sources:
+            return full
+        # a file not in pi's layout keeps the bytes of what memtui did not change; whether
+        # it is in pi's layout is known after memtui's first write (the flag describes it)
+        own = doc.header.get("pi_layout")
+        if own is None:
+            own = in_pi_layout(sources[0])
+        text = None if own else spliced(sources[0], ordered, records, full, sources[1:])
+        doc.header["pi_layout"] = text is None
+        return text or full
 
     def new_id(self, doc: Document, now: datetime) -> str:
         while True:

@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from typing import Any
+
+import orjson
 
 _MAX_SAFE = 2**53
 _ARRAY_INDEX_LIMIT = 2**32 - 1
@@ -54,12 +57,7 @@ def loads(data: bytes) -> Any:
     """The value `JSON.parse` reads from the file; PiJsonError if none. Bytes that are not
     UTF-8 are refused (Node would read them as U+FFFD and so change the entry on its next
     write; memtui changes nothing it was not asked to)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise PiJsonError(f"not valid UTF-8 ({e.reason})") from None
-    if text.startswith("\ufeff"):
-        raise PiJsonError("a byte order mark before the JSON value")
+    text = _text(data)
     try:
         return json.loads(
             text,
@@ -70,6 +68,79 @@ def loads(data: bytes) -> Any:
         )
     except (json.JSONDecodeError, RecursionError) as e:
         raise PiJsonError(str(e)) from None
+
+
+# orjson's limits, which the checked reader keeps: integers within 64 bits keep their digits
+# (longer ones are read as doubles), and values nest at most 1024 levels deep
+_INT_RANGE = range(-(2**63), 2**64)
+MAX_DEPTH = 1024
+
+
+def read(data: bytes) -> Any:
+    """What memtui reads from a pi store: orjson's value, or (for what orjson refuses but
+    `JSON.parse` reads: a lone surrogate, a number beyond a double's range) `read_checked`'s.
+    The two agree wherever both read (tests/test_pi_decoders.py)."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return read_checked(data)
+
+
+def read_checked(data: bytes) -> Any:
+    """`data` read as `JSON.parse` reads it but for orjson's limits (see `_INT_RANGE`): the
+    value a store of pi's shows memtui; PiJsonError if none. Keys stay in the file's order
+    (the writer puts them in JavaScript's)."""
+    text = _text(data)
+    try:
+        value = json.loads(text, parse_int=_int, parse_constant=_refuse_constant)
+    except RecursionError:
+        value = _deep(text)
+    except json.JSONDecodeError as e:
+        raise PiJsonError(str(e)) from None
+    return value
+
+
+def _int(text: str) -> int | float:
+    value = int(text)
+    return value if value in _INT_RANGE else float(text)
+
+
+def _deep(text: str) -> Any:
+    """A value nested deeper than Python's recursion limit lets json read: read with room
+    for MAX_DEPTH levels, refused beyond them."""
+    limit = sys.getrecursionlimit()  # raised for this one read only
+    sys.setrecursionlimit(limit + 2 * MAX_DEPTH)
+    try:
+        value = json.loads(text, parse_int=_int, parse_constant=_refuse_constant)
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise PiJsonError(str(e)) from None
+    finally:
+        sys.setrecursionlimit(limit)
+    if _depth(value) > MAX_DEPTH:
+        raise PiJsonError(f"nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            stack.extend(
+                (v, level + 1) for v in (item.values() if isinstance(item, dict) else item)
+            )
+    return deepest
+
+
+def _text(data: bytes) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise PiJsonError(f"not valid UTF-8 ({e.reason})") from None
+    if text.startswith("\ufeff"):
+        raise PiJsonError("a byte order mark before the JSON value")
+    return text
 
 
 def js_keys_in_order(value: Any) -> Any:
@@ -118,7 +189,9 @@ def _escape(match: re.Match[str]) -> str:
     return _ESCAPES.get(ch) or f"\\u{ord(ch):04x}"
 
 
-def _write(value: Any, indent: str, out: list[str]) -> None:
+def _write(value: Any, indent: str | None, out: list[str], unit: str = "  ") -> None:
+    """`value` into `out`, indented from `indent` (None: on one line, as without a space
+    argument)."""
     if isinstance(value, str):
         out.append(_string(value))
     elif value is None:
@@ -137,30 +210,37 @@ def _write(value: Any, indent: str, out: list[str]) -> None:
         if not value:
             out.append("{}")
             return
-        inner = indent + "  "
+        inner = None if indent is None else indent + unit
         out.append("{")
         first = True
         for key, item in js_object(list(value.items())).items():
-            out.append(("\n" if first else ",\n") + inner + _string(str(key)) + ": ")
-            _write(item, inner, out)
+            if inner is None:
+                out.append(("" if first else ",") + _string(str(key)) + ":")
+            else:
+                out.append(("\n" if first else ",\n") + inner + _string(str(key)) + ": ")
+            _write(item, inner, out, unit)
             first = False
-        out.append("\n" + indent + "}")
+        out.append("}" if indent is None else "\n" + indent + "}")
     elif isinstance(value, list | tuple):
         if not value:
             out.append("[]")
             return
-        inner = indent + "  "
+        inner = None if indent is None else indent + unit
         out.append("[")
         for n, item in enumerate(value):
-            out.append(("\n" if n == 0 else ",\n") + inner)
-            _write(item, inner, out)
-        out.append("\n" + indent + "]")
+            if inner is None:
+                out.append("" if n == 0 else ",")
+            else:
+                out.append(("\n" if n == 0 else ",\n") + inner)
+            _write(item, inner, out, unit)
+        out.append("]" if indent is None else "\n" + indent + "]")
     else:
         raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def dumps(value: Any) -> bytes:
-    """`JSON.stringify(value, null, 2)` as UTF-8 bytes (no trailing newline)."""
+def dumps(value: Any, *, compact: bool = False, unit: str = "  ") -> bytes:
+    """`JSON.stringify(value, null, 2)` as UTF-8 bytes (no trailing newline); `compact`:
+    `JSON.stringify(value)`; `unit`: another indentation (`JSON.stringify(value, null, unit)`)."""
     out: list[str] = []
-    _write(value, "", out)
+    _write(value, None if compact else "", out, unit)
     return "".join(out).encode("utf-8")

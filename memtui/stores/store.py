@@ -21,7 +21,7 @@ from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormat
 from memtui.model import Memory
 from memtui.stores.backups import DEFAULT_KEEP, Backup, BackupShelf, is_packed, unpack
 from memtui.stores.detect import parse_store, with_layout
-from memtui.stores.document import Document, StoreFormat
+from memtui.stores.document import Document, HeaderImages, StoreFormat
 from memtui.stores.files import (
     FileStamp,
     atomic_write,
@@ -39,11 +39,12 @@ from memtui.stores.ledger import (
     undo_target,
     undone_ids,
 )
-from memtui.stores.pi_format import file_header, reverted_header, with_file_header
 from memtui.stores.sidecar import check_writable, sidecar_problems
 
 # An outside writer that ignores the lock can slip in between our read and our rename.
 _WRITE_ATTEMPTS = 3
+# at most this many backups are read for the bytes of entries a write brings back
+_HELD_FILES = 4
 
 
 class _Overtaken(Exception):
@@ -241,6 +242,12 @@ class Store:
         raw = self.format.encode(memory, self._doc.raws.get(memory.id)) or {}
         return self._as_stored(memory, raw)
 
+    def returns_as(self, record: dict[str, Any], memory: Memory) -> bool:
+        try:
+            return self.format.decode(record, self.path) == self.visible(memory)
+        except MemtuiError:
+            return False
+
     def _as_stored(self, memory: Memory, raw: dict[str, Any]) -> Memory:
         """`memory` as the file holds it once written as `raw` (non-native formats drop the
         fields they cannot hold; the successor link is derived from the other entries)."""
@@ -258,12 +265,15 @@ class Store:
         now: datetime,
         undoes: int | None = None,
         details: dict[str, Any] | None = None,
-        revert_header: tuple[dict[str, Any], dict[str, Any]] | None = None,
+        revert_header: HeaderImages | None = None,
+        earlier: bytes | None = None,
     ) -> Transaction:
         """Apply `changes` as one transaction; returns it as recorded in the ledger.
 
-        `revert_header` (undo, rollback): pi's top-level keys as they were and as memtui left
-        them; only keys memtui changed and nobody changed since are reverted.
+        `revert_header` (undo, rollback): the format's top-level bookkeeping as it was and as
+        memtui left it; only what memtui changed and nobody changed since is reverted.
+        `earlier`: a file (a backup) that held the entries this write brings back, so a format
+        that keeps bytes can write them as they were.
 
         Raises ConflictError (nothing written) when an entry it touches is no longer what the
         change's `before` says, StoreLockedError when another process holds the lock.
@@ -286,7 +296,7 @@ class Store:
             remove_stale_temp_files(self.file.parent, self.file.name)
             for _ in range(_WRITE_ATTEMPTS):
                 tx = self._commit_locked(
-                    changes, actor, kind, reason, now, undoes, details, revert_header
+                    changes, actor, kind, reason, now, undoes, details, revert_header, earlier
                 )
                 if tx is not None:
                     return tx
@@ -304,7 +314,8 @@ class Store:
         now: datetime,
         undoes: int | None,
         details: dict[str, Any] | None,
-        revert_header: tuple[dict[str, Any], dict[str, Any]] | None,
+        revert_header: HeaderImages | None,
+        earlier: bytes | None,
     ) -> Transaction | None:
         data = read_bytes(self.file)
         stamp = FileStamp.of(self.file)
@@ -329,14 +340,8 @@ class Store:
         tx_id = max((t.id for t in history), default=0) + 1
 
         doc = base.copy()
-        has_header = "top" in base.header
-        if has_header:
-            # pi's "last written" stamp: now, or (undo, rollback) back to what it was
-            if revert_header is not None:
-                top = reverted_header(file_header(base, None), *revert_header, now)
-            else:
-                top = file_header(base, now)
-            doc.header["top"] = with_file_header(base.header["top"], top)
+        added = 0 if revert_header else sum(1 for c in changes if c.before is None and c.after)
+        fmt.write_header(doc, now, added=added, revert=revert_header)
         images: list[ChangeImage] = []
         in_file = fmt.ledger_in_file
         order = {ident: n for n, ident in enumerate(base.memories)}
@@ -411,26 +416,27 @@ class Store:
                 "committed",
                 details=dict(details or {}),
             )
-            if has_header:
-                tx.header_before = file_header(base, None)
-                tx.header_after = file_header(doc, None)
+            tx.header_before, tx.header_after = fmt.header(base), fmt.header(doc)
             layout = base.header.get("layout_bytes")
+            # the bytes this write replaces, and earlier ones: a format may keep some of them
+            sources = [data, *([earlier] if earlier is not None else [])]
+            doc.header["sources"] = sources + self._held_before(changes, base, history)
             if in_file:
                 doc.header["journal"] = [*doc.header.get("journal", []), tx.to_dict()]
-                new_data = with_layout(fmt.render(doc, None if has_header else now), layout)
+                new_data = with_layout(fmt.render(doc, now), layout)
             else:
                 assert self._ledger is not None
                 for old in resolved:
                     self._ledger.mark(old.id, old.state)
-                new_data = with_layout(fmt.render(doc, None if has_header else now), layout)
+                new_data = with_layout(fmt.render(doc, now), layout)
                 tx.sha_after = sha256(new_data)
                 tx.state = "pending"
                 self._ledger.add_pending(tx)
                 pending = True
+            doc.header.pop("sources", None)
             if FileStamp.of(self.file) != stamp:
                 raise _Overtaken
-            mode = fmt.file_mode if fmt.name == "pi" else None
-            atomic_write(self.file, new_data, mode=mode)
+            atomic_write(self.file, new_data, mode=fmt.rewrite_mode)
         except BaseException as e:
             # the transaction did not happen: neither does its backup, nor its ledger entry
             self._shelf.discard(backup)
@@ -499,14 +505,56 @@ class Store:
             reason=reason or what,
             now=now,
             undoes=target.id,
-            revert_header=_header_images(target.header_before, target.header_after),
+            revert_header=self._header_revert(target),
+            earlier=self._backup_bytes(target.backup),
         )
+
+    def _header_revert(self, target: Transaction) -> HeaderImages | None:
+        """The format's bookkeeping before and after `target`. Before it: what `target` found,
+        or, when that was left by earlier transactions now undone, what they found (undos
+        made out of order then still end where the first of them began)."""
+        images = _header_images(target.header_before, target.header_after)
+        if images is None:
+            return None
+        before, after = images
+        undone = self.undone()
+        for tx in reversed(self.transactions()):
+            if tx.id < target.id and tx.id in undone and tx.header_after == before:
+                before = tx.header_before or before
+        return before, after
+
+    def _held_before(
+        self, changes: Sequence[Change], base: Document, history: list[Transaction]
+    ) -> list[bytes]:
+        """The files (backups) that last held the entries these changes bring back: the one
+        before each transaction that took such an entry out of the file."""
+        back = {c.id for c in changes if c.after_raw is not None and c.id not in base.raws}
+        names: list[str] = []
+        for tx in reversed(history):
+            if not back or len(names) >= _HELD_FILES:
+                break
+            out = {c.id for c in tx.changes if c.after_raw is None and c.before_raw is not None}
+            if back & out and tx.backup is not None:
+                names.append(tx.backup)
+                back -= out
+        held = [self._backup_bytes(name) for name in dict.fromkeys(names)]
+        return [data for data in held if data is not None]
+
+    def _backup_bytes(self, name: str | None) -> bytes | None:
+        """The file a backup holds, if it is still there."""
+        if name is None:
+            return None
+        try:
+            return self._shelf.read(self._shelf.find(name))
+        except MemtuiError:
+            return None
 
     def rollback(self, name: str, *, now: datetime, actor: str = "user") -> Transaction:
         """Make the store's entries what a backup holds, as one (undoable) transaction."""
         self._refuse_when_unusable()
         backup = self._shelf.find(name)
-        fmt, old = parse_store(self._shelf.read(backup), backup.path)
+        kept = self._shelf.read(backup)
+        fmt, old = parse_store(kept, backup.path)
         if fmt.name != self.format.name:
             raise MemtuiError(f"backup {backup.name} is a {fmt.name} store, not {self.format.name}")
         current = self._doc
@@ -516,12 +564,10 @@ class Store:
             now_m, then_m = current.memories.get(ident), old.memories.get(ident)
             if now_m != then_m or current.raws.get(ident) != old.raws.get(ident):
                 changes.append(Change(now_m, then_m, old.raws.get(ident), old_order.get(ident)))
-        header = None
-        if "top" in old.header:
-            # what memtui last wrote: keys the agent changed since stay as the agent left them
-            last = next((t for t in reversed(self.transactions()) if t.header_after), None)
-            written = last.header_after if last is not None else file_header(current, None)
-            header = _header_images(file_header(old, None), written)
+        # what memtui last wrote: keys the agent changed since stay as the agent left them
+        last = next((t for t in reversed(self.transactions()) if t.header_after), None)
+        written = last.header_after if last is not None else fmt.header(current)
+        header = _header_images(fmt.header(old), written)
         if not changes:
             raise MemtuiError(f"the store already holds what backup {backup.name} holds")
         return self.commit(
@@ -532,6 +578,7 @@ class Store:
             now=now,
             details={"backup": backup.name},
             revert_header=header,
+            earlier=kept,
         )
 
 

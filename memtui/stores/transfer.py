@@ -12,11 +12,12 @@ from typing import Any
 from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.stores.backups import DEFAULT_KEEP
-from memtui.stores.detect import FORMATS
 from memtui.stores.document import Document
 from memtui.stores.files import atomic_write
 from memtui.stores.ledger import Actor, Transaction
 from memtui.stores.native_format import new_meta
+from memtui.stores.protocol import MemoryStore
+from memtui.stores.registry import FORMATS
 from memtui.stores.store import Store
 
 EXPORT_FORMATS = ("native", "pi", "longterm-jsonl")
@@ -65,7 +66,7 @@ class ExportReport:
     renumbered: bool
 
 
-def export_store(store: Store, dest: Path, format_name: str, now: datetime) -> ExportReport:
+def export_store(store: MemoryStore, dest: Path, format_name: str, now: datetime) -> ExportReport:
     """Write the store's entries to a new file in another (or the same) format.
 
     The same format keeps every record as the source has it (unknown keys, layout).
@@ -81,7 +82,7 @@ def export_store(store: Store, dest: Path, format_name: str, now: datetime) -> E
     fmt = FORMATS[name]
     memories = store.memories()
     renumbered = False
-    if name == store.format_name:
+    if name == store.format_name and isinstance(store, Store):
         doc = store.document()
         if name == "longterm" and doc.header.get("layout") != "jsonl":
             doc.header = {"layout": "jsonl"}
@@ -99,7 +100,7 @@ def export_store(store: Store, dest: Path, format_name: str, now: datetime) -> E
             if raw is not None:
                 doc.memories[memory.id] = memory
                 doc.raws[memory.id] = raw
-    data = fmt.render(doc, now if name == "pi" and name != store.format_name else None)
+    data = fmt.render(doc, now)
     atomic_write(dest, data, mode=fmt.file_mode)
     os.chmod(dest, fmt.file_mode)
     written = len(doc.memories)

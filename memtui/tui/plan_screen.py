@@ -439,7 +439,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     def set_approved(self, ids: set[str], approve: bool) -> None:
         """Approve with what they depend on, or reject with what depends on them."""
         assert self.plan is not None
-        affected = closure(self.plan, ids, upward=approve)
+        affected = closure(self.plan, ids, upward=approve, approved=self.approved)
         extra = affected - ids
         if approve:
             self.approved |= affected

@@ -52,6 +52,7 @@ Stamp = tuple[int, int, int, int]
 
 class PgStore:
     format_name = "postgres"
+    sidecar: Path | None = None  # memtui keeps no files beside a database
 
     def __init__(self, location: PgLocation, keep_backups: int = DEFAULT_KEEP) -> None:
         self.location = location
@@ -311,6 +312,14 @@ class PgStore:
 
     def visible(self, memory: Memory | None) -> Memory | None:
         return memory
+
+    def returns_as(self, record: dict[str, Any], memory: Memory) -> bool:
+        """A row always comes back through its columns, never as a kept record."""
+        return False
+
+    def problems(self) -> list[str]:
+        """Nothing beside the table to check: the ledger is in the same database."""
+        return []
 
     def commit(
         self,
