@@ -28,7 +28,7 @@ from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormat
 from memtui.model import Memory, Status
 from memtui.stores.backups import DEFAULT_KEEP, Backup
 from memtui.stores.ledger import ChangeImage, Transaction, undo_target, undone_ids
-from memtui.stores.postgres import rows, schema
+from memtui.stores.postgres import reading, rows, schema
 from memtui.stores.postgres.location import PgLocation, PgPath
 from memtui.stores.postgres.rows import COLUMNS, Row, Side
 from memtui.stores.store import Change
@@ -125,15 +125,17 @@ class PgStore:
                 memories: dict[str, Memory] = {}
                 where, params = self._user_filter()
                 query = sql.SQL("SELECT {} FROM {}{} ORDER BY id").format(
-                    sql.SQL(", ".join(rows.READ_COLUMNS)), self._ident(), where
+                    sql.SQL(", ".join(reading.SELECT)), self._ident(), where
                 )
-                with conn.cursor(name="memtui_read", binary=True) as stream:
+                memory_of = reading.reader(sides)
+                with (
+                    conn.cursor(name="memtui_read", binary=True) as stream,
+                    reading.no_cycle_collection(),
+                ):
                     stream.itersize = _FETCH
                     stream.execute(query, params)
-                    memory_of, side_of = rows.memory_of, sides.get
                     while batch := stream.fetchmany(_FETCH):
-                        for values in batch:
-                            memory = memory_of(values, side_of(values[0]))
+                        for memory in map(memory_of, batch):
                             memories[memory.id] = memory
         except psycopg.Error as e:
             raise MemtuiError(f"{self.path}: cannot read it: {self._why(e)}") from None
