@@ -44,4 +44,8 @@ class Vector(array):  # type: ignore[type-arg]
 
 def vector(numbers: Any) -> tuple[float, ...]:
     """A JSON array of numbers as a `Vector`, typed as the tuple `Memory` declares."""
-    return cast(tuple[float, ...], Vector(map(float, numbers)))
+    try:
+        packed = Vector(numbers)  # sized once from a list
+    except TypeError:  # numbers written as strings
+        packed = Vector(map(float, numbers))
+    return cast(tuple[float, ...], packed)
