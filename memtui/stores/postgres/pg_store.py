@@ -12,6 +12,7 @@ committed together or not at all.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 from collections.abc import Iterable, Sequence
@@ -28,7 +29,7 @@ from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormat
 from memtui.model import Memory, Status
 from memtui.stores.backups import DEFAULT_KEEP, Backup
 from memtui.stores.ledger import ChangeImage, Transaction, undo_target, undone_ids
-from memtui.stores.postgres import reading, rows, schema
+from memtui.stores.postgres import copies, reading, rows, schema
 from memtui.stores.postgres.location import PgLocation, PgPath
 from memtui.stores.postgres.rows import COLUMNS, Row, Side
 from memtui.stores.store import Change
@@ -255,34 +256,41 @@ class PgStore:
             out.append(Backup(name, Path(name), at.astimezone(UTC), int(tx_id), int(size or 0)))
         return out
 
-    def dump(self, dest: Path) -> int:
+    def dump(self, dest: Path, *, now: datetime | None = None) -> int:
         """The whole table (every user, tombstones too) as the Go system's `MemoryRecord` JSON
         Lines, which memtui opens as a longterm store; returns the number of rows. Written to a
-        temporary file beside `dest`, then renamed over it."""
+        temporary file beside `dest`, then renamed over it, and registered (its sha256) in
+        memtui's `memtui_copy` so `rollback_from_copy` knows it for a copy of this table."""
         if dest.exists():
             raise MemtuiError(f"{dest}: exists; choose a new file for the copy")
         tmp = dest.with_name(f".{dest.name}.memtui-tmp-{os.getpid()}")
         conn = self._connection()
-        count = 0
+        count, sha = 0, hashlib.sha256()
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as out, conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                sides = self._read_sides(conn.cursor(), None)
                 query = sql.SQL("SELECT {} FROM {} ORDER BY id").format(
                     sql.SQL(", ").join(map(sql.Identifier, COLUMNS)), self._ident()
                 )
                 with conn.cursor(name="memtui_dump") as stream:
                     stream.execute(query)
                     while batch := stream.fetchmany(_FETCH):
-                        out.write(
-                            b"".join(
-                                orjson.dumps(rows.record(rows.image(v))) + b"\n" for v in batch
-                            )
-                        )
+                        chunk = b"".join(copies.line(rows.image(v), sides.get(v[0])) for v in batch)
+                        out.write(chunk)
+                        sha.update(chunk)
                         count += len(batch)
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(tmp, dest)
+            with conn.transaction():
+                conn.execute(copies.CREATE)
+                conn.execute(
+                    f"INSERT INTO {copies.COPY} (store_table, digest, at, row_count) "
+                    "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                    [self.table, sha.hexdigest(), now or datetime.now(UTC), count],
+                )
         except psycopg.Error as e:
             raise MemtuiError(f"{self.path}: cannot copy the table: {self._why(e)}") from None
         except OSError as e:
@@ -657,6 +665,52 @@ class PgStore:
             reason=f"rollback to backup {backup.name}",
             now=now,
             details={"backup": backup.name},
+        )
+
+    def rollback_from_copy(
+        self, source: Path, *, now: datetime, actor: str = "user"
+    ) -> Transaction:
+        """Make the rows (of the user open, or all) what `memtui backup`'s copy `source`
+        holds, as one (undoable) transaction: rows that differ get the copy's columns back,
+        rows added since become tombstones. Refused, with nothing changed, when `source` is
+        not byte for byte a copy of this table made in this database."""
+        digest = copies.digest_of(source)
+        conn = self._connection()
+        with conn.transaction():
+            cur = conn.cursor()
+            known = (
+                self._exists(cur, copies.COPY)
+                and cur.execute(
+                    f"SELECT 1 FROM {copies.COPY} WHERE store_table = %s AND digest = %s",
+                    [self.table, digest],
+                ).fetchone()
+            )
+        if not known:
+            raise MemtuiError(
+                f"{source}: not a copy of {self.table} in this database made by `memtui "
+                "backup` (or changed since); nothing was changed"
+            )
+        copied = copies.read(source)
+        changes = []
+        for memory in self._memories.values():
+            found = copied.get(int(memory.id))
+            if found is None:  # added since the copy
+                if memory.status is not Status.DELETED:
+                    changes.append(Change(memory, None))
+                continue
+            raw, side = found
+            then = rows.to_memory(raw, side)
+            if _essence(then) != _essence(memory):
+                changes.append(Change(memory, then, raw))
+        if not changes:
+            raise MemtuiError(f"the store already holds what {source} holds")
+        return self.commit(
+            changes,
+            actor=actor,
+            kind="rollback",
+            reason=f"rollback to the copy {source}",
+            now=now,
+            details={"backup": str(source)},
         )
 
 
