@@ -37,6 +37,12 @@ from memtui.stores.store import Change
 log = logging.getLogger(__name__)
 _FETCH = 5000
 _OUTBOX = "memory_outbox"
+# the server's counts of rows written to these tables (cumulative statistics, a few seconds late)
+_COUNTERS = (
+    "SELECT relid::regclass::text, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables "
+    "WHERE relid = ANY(ARRAY(SELECT to_regclass(t) FROM unnest(%s::text[]) AS t)) ORDER BY 1"
+)
+_FULL_POLL = 10
 _OUTBOX_COLUMNS = (
     "event_id",
     "aggregate_id",
@@ -65,6 +71,8 @@ class PgStore:
         self._stamp: Stamp = (0, 0, 0, 0)
         self._tx_cache: list[Transaction] | None = None
         self._pending: dict[str, Memory] = {}  # entries as the commit in progress writes them
+        self._counters: list[Any] | None = None  # the write counters at the last exact poll
+        self._changed, self._polls = False, 0
         self.reload()
 
     @classmethod
@@ -142,6 +150,7 @@ class PgStore:
             raise MemtuiError(f"{self.path}: cannot read it: {self._why(e)}") from None
         _link_successors(memories, memories.values())
         self._memories, self._stamp, self._tx_cache = memories, stamp, None
+        self._counters = None
 
     def _read_stamp(self, cur: psycopg.Cursor[Any]) -> Stamp:
         where, params = self._user_filter()
@@ -193,11 +202,24 @@ class PgStore:
         return self._memories.get(memory_id)
 
     def changed_on_disk(self) -> bool:
-        """Whether another writer (the agent, another memtui) changed the table since."""
+        """Whether another writer (the agent, another memtui) changed the table since.
+
+        The TUI asks every few seconds. The exact check scans the table (a million rows: a
+        fraction of a second of the server's time), so it runs only when the server's
+        write counters for the table and the ledger moved since the last one, and every
+        `_FULL_POLL`-th time regardless (the counters reach the server up to a few seconds
+        late, and may be off)."""
         try:
             conn = self._connection()
             with conn.transaction():
-                return self._read_stamp(conn.cursor()) != self._stamp
+                cur = conn.cursor()
+                counters = cur.execute(_COUNTERS, [[self.table, schema.LEDGER]]).fetchall()
+                self._polls += 1
+                if counters == self._counters and self._polls % _FULL_POLL:
+                    return self._changed
+                self._changed = self._read_stamp(cur) != self._stamp
+                self._counters = counters
+                return self._changed
         except (psycopg.Error, MemtuiError):
             return True
 
@@ -596,7 +618,7 @@ class PgStore:
             versions += row["version"] - (base["version"] if base is not None else 0)
             if base is None:
                 count, top = count + 1, max(top, int(row["id"]))
-        self._stamp = (count, top, versions, tx.id)
+        self._stamp, self._counters = (count, top, versions, tx.id), None
         changed = []
         for image in tx.changes:
             after = self._pending[image.id]
