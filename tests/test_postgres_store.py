@@ -96,6 +96,12 @@ def test_the_fast_read_gives_what_the_row_mapping_gives(pg_dsn: str) -> None:  #
     assert list(coffee.embedding or ()) == [0.5, -0.25, 1e-9]
 
 
+def test_entries_come_in_the_order_of_their_row_ids(pg_dsn: str) -> None:  # noqa: F811
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        made = [insert(conn, f"memory {n}") for n in range(12)]  # ids 1…12: "10" < "2" as text
+    assert [m.id for m in Service().open(pg_dsn).memories()] == [str(i) for i in sorted(made)]
+
+
 def test_an_embedding_is_packed_and_equals_its_numbers() -> None:
     packed = vector([0.5, -0.25, 1, 1e-9])
     numbers = (0.5, -0.25, 1.0, 1e-9)

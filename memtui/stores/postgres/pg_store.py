@@ -133,7 +133,8 @@ class PgStore:
                 sides = self._read_sides(cur, None)
                 memories: dict[str, Memory] = {}
                 where, params = self._user_filter()
-                query = sql.SQL("SELECT {} FROM {}{} ORDER BY id").format(
+                # by the row's id: a bare `id` would name the select list's text id
+                query = sql.SQL("SELECT {} FROM {} AS t{} ORDER BY t.id").format(
                     sql.SQL(", ".join(reading.SELECT)), self._ident(), where
                 )
                 memory_of = reading.reader(sides)
@@ -678,16 +679,7 @@ class PgStore:
             then_m = known.before_memory() if known is not None else None
             side = Side.of(then_m) if then_m is not None else None
             changes.append(Change(now_m, rows.to_memory(raw, side), raw))
-        if not changes:
-            raise MemtuiError(f"the store already holds what backup {backup.name} holds")
-        return self.commit(
-            changes,
-            actor=actor,
-            kind="rollback",
-            reason=f"rollback to backup {backup.name}",
-            now=now,
-            details={"backup": backup.name},
-        )
+        return self._roll_back(changes, f"backup {backup.name}", backup.name, now, actor)
 
     def rollback_from_copy(
         self, source: Path, *, now: datetime, actor: str = "user"
@@ -724,15 +716,20 @@ class PgStore:
             then = rows.to_memory(raw, side)
             if _essence(then) != _essence(memory):
                 changes.append(Change(memory, then, raw))
+        return self._roll_back(changes, f"the copy {source}", str(source), now, actor)
+
+    def _roll_back(
+        self, changes: list[Change], what: str, name: str, now: datetime, actor: str
+    ) -> Transaction:
         if not changes:
-            raise MemtuiError(f"the store already holds what {source} holds")
+            raise MemtuiError(f"the store already holds what {what} holds")
         return self.commit(
             changes,
             actor=actor,
             kind="rollback",
-            reason=f"rollback to the copy {source}",
+            reason=f"rollback to {what}",
             now=now,
-            details={"backup": str(source)},
+            details={"backup": name},
         )
 
 

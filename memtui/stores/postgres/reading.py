@@ -2,9 +2,9 @@
 
 What `rows.to_memory(rows.image(values), side)` gives, built without the round trip through
 text: the id and the lineage ids come as text from the server, the times as aware UTC
-datetimes, the strings rows repeat (users, categories, models, tag sets) are shared, and an
-embedding is kept as a packed array of doubles (`Vector`: 8 bytes a number instead of a
-float object and a tuple slot, 32) that compares equal to the tuple of the same numbers.
+datetimes (a row's equal times one object), the strings rows repeat (users, categories,
+models, tag sets) shared, and an embedding kept as packed doubles (`Vector`: 8 bytes a number
+where a tuple of floats takes 32) that compares equal to the tuple of the same numbers.
 """
 
 from __future__ import annotations
@@ -15,33 +15,13 @@ from contextlib import contextmanager
 from typing import Any
 
 from memtui.model import Memory, Status
-from memtui.stores.postgres.rows import TIMES, Side
+from memtui.stores.postgres.rows import COLUMNS, TIMES, Side
 from memtui.stores.postgres.vector import vector
 
-# in `memory_of`'s order; the `TIMESTAMP` columns (UTC by the Go system's NOW()) as
-# `timestamptz`, which the driver turns into aware datetimes itself on a UTC session
-SELECT = (
-    "id::text",
-    "user_id",
-    "content",
-    "importance",
-    "embedding",
-    "embedding_model",
-    "embedding_revision",
-    *(f"{c} AT TIME ZONE 'UTC'" for c in ("created_at", "last_accessed", "updated_at")),
-    "category",
-    "tags",
-    "slot_hint",
-    "quarantined",
-    "quarantine_reason",
-    "superseded",
-    "superseded_at AT TIME ZONE 'UTC'",
-    "supersedes::text[]",
-    "version",
-    "content_hash",
-    "deleted_at AT TIME ZONE 'UTC'",
-)
-assert sum("AT TIME ZONE" in c for c in SELECT) == len(TIMES)
+# `COLUMNS` for `memory_of`: ids as text, the `TIMESTAMP` columns (UTC by the Go system's
+# NOW()) as `timestamptz`, which the driver turns into aware datetimes on a UTC session
+_AS = {"id": "id::text", "supersedes": "supersedes::text[]"}
+SELECT = tuple(_AS.get(c, f"{c} AT TIME ZONE 'UTC'" if c in TIMES else c) for c in COLUMNS)
 _STATUS = {s.value: s for s in Status}
 
 
@@ -109,6 +89,11 @@ def reader(sides: dict[int, Side]) -> Callable[[tuple[Any, ...]], Memory]:
             extra["quarantine_reason"] = reason
         if digest:
             extra["content_hash"] = digest
+        # the Go system stamps all three with one NOW() on insert: one object, not three
+        if accessed == created:
+            accessed = created
+        if updated == created:
+            updated = created
         if tags:
             tags = tuple(tags)
             tags = share(tags, tags)
