@@ -10,6 +10,7 @@ byte, a copy of this table in this database.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,20 +55,17 @@ def digest_of(path: Path) -> str:
     return sha.hexdigest()
 
 
-def read(path: Path) -> dict[int, tuple[Row, Side]]:
-    """The copy's rows (as row images) and side entries, by id."""
-    out: dict[int, tuple[Row, Side]] = {}
+def read(path: Path) -> Iterator[tuple[Row, Side]]:
+    """The copy's rows (as row images) with their side entries, one line at a time."""
     try:
         with path.open("rb") as f:
             for number, text in enumerate(f, start=1):
                 if text.strip():
-                    row, side = _row(orjson.loads(text), path, number)
-                    out[int(row["id"])] = (row, side)
+                    yield _row(orjson.loads(text), path, number)
     except OSError as e:
         raise MemtuiError(f"{path}: cannot read it ({e.strerror})") from None
     except orjson.JSONDecodeError:
         raise MemtuiError(f"{path}: not JSON Lines") from None
-    return out
 
 
 def _row(record: Any, path: Path, number: int) -> tuple[Row, Side]:

@@ -307,6 +307,14 @@ class PgStore:
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(tmp, dest)
+        except psycopg.Error as e:
+            raise MemtuiError(f"{self.path}: cannot copy the table: {self._why(e)}") from None
+        except OSError as e:
+            raise MemtuiError(f"{dest}: cannot write it ({e.strerror})") from None
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        try:
             with conn.transaction():
                 conn.execute(copies.CREATE)
                 conn.execute(
@@ -315,12 +323,10 @@ class PgStore:
                     [self.table, sha.hexdigest(), now or datetime.now(UTC), count],
                 )
         except psycopg.Error as e:
-            raise MemtuiError(f"{self.path}: cannot copy the table: {self._why(e)}") from None
-        except OSError as e:
-            raise MemtuiError(f"{dest}: cannot write it ({e.strerror})") from None
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+            raise MemtuiError(
+                f"{dest}: written, but not recorded in the database ({self._why(e)}), so "
+                "`memtui rollback --from` will not take it"
+            ) from None
         return count
 
     def _find_backup(self, name: str) -> Backup:
@@ -704,18 +710,18 @@ class PgStore:
                 f"{source}: not a copy of {self.table} in this database made by `memtui "
                 "backup` (or changed since); nothing was changed"
             )
-        copied = copies.read(source)
-        changes = []
-        for memory in self._memories.values():
-            found = copied.get(int(memory.id))
-            if found is None:  # added since the copy
-                if memory.status is not Status.DELETED:
-                    changes.append(Change(memory, None))
+        changes, copied = [], set()
+        for raw, side in copies.read(source):
+            memory = self._memories.get(str(raw["id"]))
+            if memory is None:  # another user's row (or one gone from the table)
                 continue
-            raw, side = found
+            copied.add(memory.id)
             then = rows.to_memory(raw, side)
             if _essence(then) != _essence(memory):
                 changes.append(Change(memory, then, raw))
+        for memory in self._memories.values():
+            if memory.id not in copied and memory.status is not Status.DELETED:
+                changes.append(Change(memory, None))  # added since the copy
         return self._roll_back(changes, f"the copy {source}", str(source), now, actor)
 
     def _roll_back(
