@@ -26,6 +26,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb, set_json_dumps, set_json_loads
 
 from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormatError
+from memtui.gcpause import gc_paused
 from memtui.model import Memory, Status
 from memtui.stores.backups import DEFAULT_KEEP, Backup
 from memtui.stores.ledger import ChangeImage, Transaction, undo_target, undone_ids
@@ -140,7 +141,7 @@ class PgStore:
                 memory_of = reading.reader(sides)
                 with (
                     conn.cursor(name="memtui_read", binary=True) as stream,
-                    reading.no_cycle_collection(),
+                    gc_paused(),  # a million acyclic entries: no collections over them
                 ):
                     stream.itersize = _FETCH
                     stream.execute(query, params)

@@ -9,9 +9,7 @@ where a tuple of floats takes 32) that compares equal to the tuple of the same n
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from memtui.model import Memory, Status
@@ -23,19 +21,6 @@ from memtui.stores.postgres.vector import vector
 _AS = {"id": "id::text", "supersedes": "supersedes::text[]"}
 SELECT = tuple(_AS.get(c, f"{c} AT TIME ZONE 'UTC'" if c in TIMES else c) for c in COLUMNS)
 _STATUS = {s.value: s for s in Status}
-
-
-@contextmanager
-def no_cycle_collection() -> Iterator[None]:
-    """Python's cycle collector off while a million acyclic entries are built: otherwise it
-    walks every entry built so far again and again, and a load grows faster than its rows."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def reader(sides: dict[int, Side]) -> Callable[[tuple[Any, ...]], Memory]:
