@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -215,6 +216,8 @@ def main() -> None:
             lambda: batched_way(dsn, [Change(m, m.with_(importance=0.1)) for m in batched]),
         )
         store.close()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"  peak RSS of this process (open, plan, apply) {peak:,.0f} MiB")
 
 
 if __name__ == "__main__":
