@@ -1,9 +1,13 @@
 """PostgreSQL store figures, all from one run on a throwaway server (needs initdb/pg_ctl).
 
-    python bench/postgres_bench.py [--size 100000] [--actions 10000]
+    python bench/postgres_bench.py [--size 100000] [--actions 10000] [--dims 0]
+        [--baseline DIR] [--skip-plan]
 
 - open: `PgStore.open` (server-side cursor, rows → Memory, side table, stamp) = first paint's
-  data, on `--size` rows of the demo generator spread over 1,000 users.
+  data, on `--size` rows of the demo generator spread over 1,000 users (`--dims N`: each row
+  with an N-number embedding), each open in a fresh process (time and its peak RSS), twice,
+  alternating with the same open by the memtui in `--baseline DIR` (a checkout holding
+  `memtui/`, e.g. `git archive main memtui | tar -x -C DIR`) when given.
 - plan: the service's consolidation plan (longterm profile) over those rows.
 - apply: one transaction changing `--actions` rows (each entry's importance): memtui's whole
   commit (hashes, ledger images, before-images, outbox); then the same row and outbox writes
@@ -15,6 +19,10 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import resource
+import subprocess
 import sys
 import time
 import uuid
@@ -36,8 +44,9 @@ from tests.pg_server import running_server
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 
 
-def populate(dsn: str, size: int) -> None:
+def populate(dsn: str, size: int, dims: int = 0) -> None:
     memories = make_demo_memories(size, 1, NOW)
+    spread = [((k * 7919) % 1000) / 1000 - 0.5 for k in range(dims + 997)]
     with psycopg.connect(dsn) as conn, conn.cursor() as cur:
         names = list(rows.COLUMNS)
         with cur.copy(f"COPY long_term_memory ({', '.join(names)}) FROM STDIN") as out:
@@ -45,12 +54,50 @@ def populate(dsn: str, size: int) -> None:
                 m = memory.with_(id=str(n), supersedes=(), user_id=f"u{n % 1000}")
                 row = rows.written({**rows.encode(m, None, NOW), "id": n}, 1, NOW)
                 values = [rows.db_value(k, row[k]) for k in names]
-                values[names.index("embedding")] = None
+                emb = Jsonb(spread[n % 997 : n % 997 + dims]) if dims else None
+                values[names.index("embedding")] = emb
                 out.write_row(values)
         cur.execute("SELECT setval(pg_get_serial_sequence('long_term_memory', 'id'), %s)", [size])
         conn.commit()
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE long_term_memory")
+
+
+_OPEN = """
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+from memtui.stores.postgres.pg_store import PgStore
+start = time.perf_counter()
+store = PgStore.open(sys.argv[2])
+elapsed = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps([elapsed, peak, len(store)]))
+"""
+
+
+def open_in_child(code: Path, dsn: str) -> tuple[float, int, int]:
+    """`PgStore.open` in a fresh interpreter importing memtui from `code`: seconds, peak RSS."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-c", _OPEN, str(code), dsn],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    elapsed, peak, count = json.loads(done.stdout)
+    return float(elapsed), int(peak), int(count)
+
+
+def compare_opens(dsn: str, size: int, baseline: Path | None) -> None:
+    here = Path(__file__).resolve().parent.parent
+    codes = [("this branch", here)] + ([("baseline", baseline)] if baseline else [])
+    for round_ in (1, 2):
+        for name, code in codes:
+            elapsed, peak, count = open_in_child(code, dsn)
+            assert count == size
+            label = f"open #{round_}, {name} (fresh process)"
+            print(f"  {label:<58} {elapsed:8.2f} s  peak RSS {peak / 2**20:7,.0f} MiB")
 
 
 def timed(what: str, fn):  # type: ignore[no-untyped-def]
@@ -130,17 +177,26 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--actions", type=int, default=10_000)
+    parser.add_argument("--dims", type=int, default=0, help="embedding numbers per row")
+    parser.add_argument("--baseline", type=Path, help="a checkout of memtui to compare opens")
+    parser.add_argument("--skip-plan", action="store_true")
     args = parser.parse_args()
     with running_server() as server:
         dsn = server.create_database()
-        print(f"PostgreSQL store, {args.size:,} rows of 1,000 users (one run)")
-        timed("populate (COPY, not memtui)", lambda: populate(dsn, args.size))
+        dims = f", embeddings of {args.dims} numbers" if args.dims else ""
+        print(f"PostgreSQL store, {args.size:,} rows of 1,000 users{dims} (one run)")
+        timed("populate (COPY, not memtui)", lambda: populate(dsn, args.size, args.dims))
+        compare_opens(dsn, args.size, args.baseline)
         svc = Service()
-        store: PgStore = timed("open: PgStore.open (first paint's data)", lambda: PgStore.open(dsn))
+        store: PgStore = timed("open: PgStore.open (in this process)", lambda: PgStore.open(dsn))
         assert len(store) == args.size
-        plan = timed("plan (longterm profile)", lambda: svc.plan(store, svc.profile(store)))
-        print(f"    {len(plan.actions):,} actions")
-        timed("changed_on_disk (the TUI's poll)", store.changed_on_disk)
+        if not args.skip_plan:
+            plan = timed("plan (longterm profile)", lambda: svc.plan(store, svc.profile(store)))
+            print(f"    {len(plan.actions):,} actions")
+        timed(
+            "the TUI's poll, exact (scans the table; 1st, then every 10th)", store.changed_on_disk
+        )
+        timed("the TUI's poll, when the write counters did not move", store.changed_on_disk)
 
         memories = store.memories()
         n = args.actions
@@ -160,6 +216,8 @@ def main() -> None:
             lambda: batched_way(dsn, [Change(m, m.with_(importance=0.1)) for m in batched]),
         )
         store.close()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"  peak RSS of this process (open, plan, apply) {peak:,.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -258,8 +258,13 @@ def cmd_backup(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_rollback(args: argparse.Namespace, svc: Service) -> int:
+    if (args.backup is None) == (args.source is None):
+        raise MemtuiError("give a backup name or --from FILE (one of them)")
     store = svc.open(args.store)
-    tx = svc.rollback(store, args.backup)
+    if args.source is not None:
+        tx = svc.rollback_from_copy(store, Path(args.source).expanduser())
+    else:
+        tx = svc.rollback(store, args.backup)
     if args.json:
         emit_json(transaction_detail(tx))
         return 0
@@ -431,7 +436,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("rollback", cmd_rollback, "make the store what a backup holds (undoable)")
     p.add_argument("store", metavar="STORE")
-    p.add_argument("backup", metavar="BACKUP", help="backup name, a unique prefix, or 1 = newest")
+    p.add_argument(
+        "backup", metavar="BACKUP", nargs="?", help="backup name, a unique prefix, or 1 = newest"
+    )
+    p.add_argument(
+        "--from",
+        dest="source",
+        metavar="FILE",
+        help="a PostgreSQL store: the copy `memtui backup` wrote to FILE",
+    )
 
     p = command("import", cmd_import, "copy any store into a new native store", json_flag=False)
     p.add_argument("src", metavar="SRC")

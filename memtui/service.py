@@ -512,6 +512,17 @@ class Service:
     def rollback(self, store: Store, backup: str) -> Transaction:
         return store.rollback(backup, now=self.now(), actor=Actor.USER)
 
+    def rollback_from_copy(self, store: Store, source: Path) -> Transaction:
+        """Make a PostgreSQL store what `memtui backup`'s copy `source` holds, as one undoable
+        transaction; refused when `source` is not a copy of that table."""
+        restore = getattr(store, "rollback_from_copy", None)
+        if store.format_name != "postgres" or restore is None:
+            raise MemtuiError(
+                f"{store.path} is a file store: roll back to one of its backups by name "
+                "(see `memtui backups`)"
+            )
+        return cast(Transaction, restore(source, now=self.now(), actor=Actor.USER))
+
     def backups(self, store: Store) -> list[Backup]:
         return store.backups()
 

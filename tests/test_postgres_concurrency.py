@@ -238,3 +238,17 @@ def test_kill_9_after_the_commit_leaves_the_table_after_and_the_ledger_agrees(
         if change.before_raw is not None:
             assert change.before_raw == start[ident]
     assert restored_part({i: end[i] for i in start}) != restored_part(start)
+
+
+def test_the_poll_notices_an_agent_write_within_ten_polls_and_nothing_else(
+    pg_dsn: str,  # noqa: F811
+) -> None:
+    ids = _seed(pg_dsn)
+    store = Service().open(pg_dsn)
+    assert not any(store.changed_on_disk() for _ in range(12))  # cheap polls and exact ones
+    with psycopg.connect(pg_dsn, autocommit=True) as agent:  # still connected while polled
+        update(agent, ids[1], importance=0.2)
+        seen = [store.changed_on_disk() for _ in range(10)]
+        assert seen[-1] and seen == sorted(seen)  # once noticed, it stays noticed
+    store.reload()
+    assert not store.changed_on_disk()

@@ -14,7 +14,7 @@ from memtui.model import Status
 from memtui.service import EntryEdit, Service
 from tests.conftest import CliResult
 from tests.pg_agent import insert, restored_part, rows, tombstone
-from tests.pg_server import pg_dsn, pg_server  # noqa: F401
+from tests.pg_server import PgServer, pg_dsn, pg_server  # noqa: F401
 
 
 def _seed(dsn: str) -> dict[str, int]:
@@ -133,3 +133,79 @@ def test_rollback_to_a_backup_undoes_everything_since(
     # the rollback is itself a transaction, undone like any other
     assert cli("undo", pg_dsn).code == 0
     assert rows(pg_dsn)[ids["c"]]["content"] == "second"
+
+
+def test_rollback_from_a_copy_of_the_table_restores_it_in_one_undoable_transaction(
+    pg_dsn: str,  # noqa: F811
+    pg_server: PgServer,  # noqa: F811
+    cli: Callable[..., CliResult],
+    tmp_path: Path,
+) -> None:
+    ids = _seed(pg_dsn)
+    svc = Service()
+    store = svc.open(pg_dsn)
+    svc.set_status(store, str(ids["a"]), Status.ARCHIVED)  # a status only memtui's table holds
+    copy = tmp_path / "copy.jsonl"
+    assert cli("backup", pg_dsn, copy).code == 0
+    start = rows(pg_dsn)
+    svc.set_status(store, str(ids["a"]), Status.ACTIVE)
+    svc.edit(store, str(ids["c"]), EntryEdit(content="changed", tags=("x",)))
+    svc.merge(store, [str(ids["d"]), str(ids["e"])], content="lives in Berlin")
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # the agent adds a row meanwhile
+        added = insert(conn, "the agent learnt this after the copy")
+    count = len(svc.open(pg_dsn).history())
+
+    done = cli("rollback", pg_dsn, "--from", copy)
+    assert done.code == 0, done.err
+    assert f"rolled back to {copy}" in done.out
+    end = rows(pg_dsn)
+    new_rows = set(end) - set(start)
+    assert added in new_rows and len(new_rows) == 2  # the agent's row and the merged one
+    for new in new_rows:  # tombstones now
+        assert end[new]["deleted_at"] is not None
+        del end[new]
+    assert restored_part(end) == restored_part(start)
+    assert all(end[i]["version"] >= start[i]["version"] for i in start)
+    again = svc.open(pg_dsn)
+    assert again.get(str(ids["a"])).status is Status.ARCHIVED
+    assert again.get(str(ids["c"])).content == "用户每天早上喝一杯美式"
+    history = again.history()  # newest first
+    assert len(history) == count + 1 and history[0].kind == "rollback"  # one transaction
+
+    assert cli("undo", pg_dsn).code == 0  # undone like any other
+    after_undo = svc.open(pg_dsn)
+    assert after_undo.get(str(ids["c"])).content == "changed"
+    assert after_undo.get(str(added)).status is Status.ACTIVE
+
+
+def test_rollback_refuses_a_file_that_is_not_a_copy_of_this_table(
+    pg_dsn: str,  # noqa: F811
+    pg_server: PgServer,  # noqa: F811
+    cli: Callable[..., CliResult],
+    tmp_path: Path,
+) -> None:
+    ids = _seed(pg_dsn)
+    copy = tmp_path / "copy.jsonl"
+    assert cli("backup", pg_dsn, copy).code == 0
+    svc = Service()
+    svc.edit(svc.open(pg_dsn), str(ids["c"]), EntryEdit(content="changed"))
+    before = rows(pg_dsn)
+
+    other = pg_server.create_database()  # another database with the same rows
+    _seed(other)
+    other_copy = tmp_path / "other.jsonl"
+    assert cli("backup", other, other_copy).code == 0
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text(copy.read_text().replace("用户喜欢咖啡", "用户不喜欢咖啡", 1))
+    stranger = tmp_path / "stranger.json"
+    stranger.write_text('{"memories": []}\n')
+    for bad in (other_copy, edited, stranger):
+        refused = cli("rollback", pg_dsn, "--from", bad)
+        assert refused.code == 1 and len(refused.err.strip().splitlines()) == 1, refused.err
+        assert "not a copy of long_term_memory" in refused.err
+    missing = cli("rollback", pg_dsn, "--from", tmp_path / "nope.jsonl")
+    assert missing.code == 1 and "cannot read it" in missing.err
+    both = cli("rollback", pg_dsn, "1", "--from", copy)
+    assert both.code == 1 and "one of them" in both.err
+    assert rows(pg_dsn) == before  # nothing changed
+    assert svc.open(pg_dsn).get(str(ids["c"])).content == "changed"

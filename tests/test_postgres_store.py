@@ -3,7 +3,9 @@ every row memtui writes carries Go's hash and the outbox events Go writes; no pa
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 import subprocess
 import sys
 from collections.abc import Callable
@@ -18,6 +20,8 @@ from memtui.model import Status
 from memtui.service import EntryEdit, Service
 from memtui.stores.postgres import INSTALL_HINT
 from memtui.stores.postgres.content_hash import content_hash
+from memtui.stores.postgres.rows import Side, to_memory
+from memtui.stores.postgres.vector import vector
 from tests.conftest import CliResult
 from tests.pg_agent import insert, rows, tombstone, update
 from tests.pg_server import PgServer, pg_dsn, pg_server  # noqa: F401
@@ -73,6 +77,40 @@ def test_rows_map_to_entries_as_longterm_records_do(pg_dsn: str) -> None:  # noq
     assert store.get(str(ids["quarantined"])).status is Status.QUARANTINED
     gone = store.get(str(ids["gone"]))
     assert gone.status is Status.DELETED and gone.version == 2
+
+
+def test_the_fast_read_gives_what_the_row_mapping_gives(pg_dsn: str) -> None:  # noqa: F811
+    ids = _seed(pg_dsn)
+    svc = Service()
+    store = svc.open(pg_dsn)
+    svc.set_status(store, str(ids["coffee"]), Status.ARCHIVED)  # a status in memtui's side table
+    again = svc.open(pg_dsn)
+    table = rows(pg_dsn)
+    sides = {str(ids["coffee"]): Side(Status.ARCHIVED.value)}
+    for ident, row in table.items():
+        mapped = to_memory(row, sides.get(str(ident)))
+        loaded = again.get(str(ident))
+        assert loaded == mapped.with_(superseded_by=loaded.superseded_by), ident
+    coffee = again.get(str(ids["coffee"]))
+    assert coffee.status is Status.ARCHIVED
+    assert list(coffee.embedding or ()) == [0.5, -0.25, 1e-9]
+
+
+def test_entries_come_in_the_order_of_their_row_ids(pg_dsn: str) -> None:  # noqa: F811
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        made = [insert(conn, f"memory {n}") for n in range(12)]  # ids 1…12: "10" < "2" as text
+    assert [m.id for m in Service().open(pg_dsn).memories()] == [str(i) for i in sorted(made)]
+
+
+def test_an_embedding_is_packed_and_equals_its_numbers() -> None:
+    packed = vector([0.5, -0.25, 1, 1e-9])
+    numbers = (0.5, -0.25, 1.0, 1e-9)
+    assert packed == numbers and numbers == packed  # either side (a ledger's entry vs a row's)
+    assert packed != (0.5, -0.25, 1.0) and packed != (0.5, -0.25, 1.0, 2e-9)
+    assert list(packed) == [0.5, -0.25, 1.0, 1e-9]
+    assert copy.deepcopy(packed) == packed and pickle.loads(pickle.dumps(packed)) == packed
+    big = vector([0.1] * 1536)
+    assert sys.getsizeof(big) < 8 * 1536 + 200  # doubles, not 1,536 float objects
 
 
 def test_one_user_only(pg_dsn: str) -> None:  # noqa: F811

@@ -12,6 +12,7 @@ committed together or not at all.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 from collections.abc import Iterable, Sequence
@@ -25,10 +26,11 @@ from psycopg import sql
 from psycopg.types.json import Jsonb, set_json_dumps, set_json_loads
 
 from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormatError
+from memtui.gcpause import gc_paused
 from memtui.model import Memory, Status
 from memtui.stores.backups import DEFAULT_KEEP, Backup
 from memtui.stores.ledger import ChangeImage, Transaction, undo_target, undone_ids
-from memtui.stores.postgres import rows, schema
+from memtui.stores.postgres import copies, reading, rows, schema
 from memtui.stores.postgres.location import PgLocation, PgPath
 from memtui.stores.postgres.rows import COLUMNS, Row, Side
 from memtui.stores.store import Change
@@ -36,6 +38,12 @@ from memtui.stores.store import Change
 log = logging.getLogger(__name__)
 _FETCH = 5000
 _OUTBOX = "memory_outbox"
+# the server's counts of rows written to these tables (cumulative statistics, a few seconds late)
+_COUNTERS = (
+    "SELECT relid::regclass::text, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables "
+    "WHERE relid = ANY(ARRAY(SELECT to_regclass(t) FROM unnest(%s::text[]) AS t)) ORDER BY 1"
+)
+_FULL_POLL = 10
 _OUTBOX_COLUMNS = (
     "event_id",
     "aggregate_id",
@@ -65,6 +73,8 @@ class PgStore:
         self._stamp: Stamp = (0, 0, 0, 0)
         self._tx_cache: list[Transaction] | None = None
         self._pending: dict[str, Memory] = {}  # entries as the commit in progress writes them
+        self._counters: list[Any] | None = None  # the write counters at the last exact poll
+        self._changed, self._polls = False, 0
         self.reload()
 
     @classmethod
@@ -125,21 +135,25 @@ class PgStore:
                 sides = self._read_sides(cur, None)
                 memories: dict[str, Memory] = {}
                 where, params = self._user_filter()
-                query = sql.SQL("SELECT {} FROM {}{} ORDER BY id").format(
-                    sql.SQL(", ".join(rows.READ_COLUMNS)), self._ident(), where
+                # by the row's id: a bare `id` would name the select list's text id
+                query = sql.SQL("SELECT {} FROM {} AS t{} ORDER BY t.id").format(
+                    sql.SQL(", ".join(reading.SELECT)), self._ident(), where
                 )
-                with conn.cursor(name="memtui_read", binary=True) as stream:
+                memory_of = reading.reader(sides)
+                with (
+                    conn.cursor(name="memtui_read", binary=True) as stream,
+                    gc_paused(),  # a million acyclic entries: no collections over them
+                ):
                     stream.itersize = _FETCH
                     stream.execute(query, params)
-                    memory_of, side_of = rows.memory_of, sides.get
                     while batch := stream.fetchmany(_FETCH):
-                        for values in batch:
-                            memory = memory_of(values, side_of(values[0]))
+                        for memory in map(memory_of, batch):
                             memories[memory.id] = memory
         except psycopg.Error as e:
             raise MemtuiError(f"{self.path}: cannot read it: {self._why(e)}") from None
         _link_successors(memories, memories.values())
         self._memories, self._stamp, self._tx_cache = memories, stamp, None
+        self._counters = None
 
     def _read_stamp(self, cur: psycopg.Cursor[Any]) -> Stamp:
         where, params = self._user_filter()
@@ -191,11 +205,24 @@ class PgStore:
         return self._memories.get(memory_id)
 
     def changed_on_disk(self) -> bool:
-        """Whether another writer (the agent, another memtui) changed the table since."""
+        """Whether another writer (the agent, another memtui) changed the table since.
+
+        The TUI asks every few seconds. The exact check scans the table (a million rows: a
+        fraction of a second of the server's time), so it runs only when the server's
+        write counters for the table and the ledger moved since the last one, and every
+        `_FULL_POLL`-th time regardless (the counters reach the server up to a few seconds
+        late, and may be off)."""
         try:
             conn = self._connection()
             with conn.transaction():
-                return self._read_stamp(conn.cursor()) != self._stamp
+                cur = conn.cursor()
+                counters = cur.execute(_COUNTERS, [[self.table, schema.LEDGER]]).fetchall()
+                self._polls += 1
+                if counters == self._counters and self._polls % _FULL_POLL:
+                    return self._changed
+                self._changed = self._read_stamp(cur) != self._stamp
+                self._counters = counters
+                return self._changed
         except (psycopg.Error, MemtuiError):
             return True
 
@@ -254,30 +281,30 @@ class PgStore:
             out.append(Backup(name, Path(name), at.astimezone(UTC), int(tx_id), int(size or 0)))
         return out
 
-    def dump(self, dest: Path) -> int:
+    def dump(self, dest: Path, *, now: datetime | None = None) -> int:
         """The whole table (every user, tombstones too) as the Go system's `MemoryRecord` JSON
         Lines, which memtui opens as a longterm store; returns the number of rows. Written to a
-        temporary file beside `dest`, then renamed over it."""
+        temporary file beside `dest`, then renamed over it, and registered (its sha256) in
+        memtui's `memtui_copy` so `rollback_from_copy` knows it for a copy of this table."""
         if dest.exists():
             raise MemtuiError(f"{dest}: exists; choose a new file for the copy")
         tmp = dest.with_name(f".{dest.name}.memtui-tmp-{os.getpid()}")
         conn = self._connection()
-        count = 0
+        count, sha = 0, hashlib.sha256()
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as out, conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                sides = self._read_sides(conn.cursor(), None)
                 query = sql.SQL("SELECT {} FROM {} ORDER BY id").format(
                     sql.SQL(", ").join(map(sql.Identifier, COLUMNS)), self._ident()
                 )
                 with conn.cursor(name="memtui_dump") as stream:
                     stream.execute(query)
                     while batch := stream.fetchmany(_FETCH):
-                        out.write(
-                            b"".join(
-                                orjson.dumps(rows.record(rows.image(v))) + b"\n" for v in batch
-                            )
-                        )
+                        chunk = b"".join(copies.line(rows.image(v), sides.get(v[0])) for v in batch)
+                        out.write(chunk)
+                        sha.update(chunk)
                         count += len(batch)
                 out.flush()
                 os.fsync(out.fileno())
@@ -289,6 +316,19 @@ class PgStore:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+        try:
+            with conn.transaction():
+                conn.execute(copies.CREATE)
+                conn.execute(
+                    f"INSERT INTO {copies.COPY} (store_table, digest, at, row_count) "
+                    "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                    [self.table, sha.hexdigest(), now or datetime.now(UTC), count],
+                )
+        except psycopg.Error as e:
+            raise MemtuiError(
+                f"{dest}: written, but not recorded in the database ({self._why(e)}), so "
+                "`memtui rollback --from` will not take it"
+            ) from None
         return count
 
     def _find_backup(self, name: str) -> Backup:
@@ -595,7 +635,7 @@ class PgStore:
             versions += row["version"] - (base["version"] if base is not None else 0)
             if base is None:
                 count, top = count + 1, max(top, int(row["id"]))
-        self._stamp = (count, top, versions, tx.id)
+        self._stamp, self._counters = (count, top, versions, tx.id), None
         changed = []
         for image in tx.changes:
             after = self._pending[image.id]
@@ -655,15 +695,57 @@ class PgStore:
             then_m = known.before_memory() if known is not None else None
             side = Side.of(then_m) if then_m is not None else None
             changes.append(Change(now_m, rows.to_memory(raw, side), raw))
+        return self._roll_back(changes, f"backup {backup.name}", backup.name, now, actor)
+
+    def rollback_from_copy(
+        self, source: Path, *, now: datetime, actor: str = "user"
+    ) -> Transaction:
+        """Make the rows (of the user open, or all) what `memtui backup`'s copy `source`
+        holds, as one (undoable) transaction: rows that differ get the copy's columns back,
+        rows added since become tombstones. Refused, with nothing changed, when `source` is
+        not byte for byte a copy of this table made in this database."""
+        digest = copies.digest_of(source)
+        conn = self._connection()
+        with conn.transaction():
+            cur = conn.cursor()
+            known = (
+                self._exists(cur, copies.COPY)
+                and cur.execute(
+                    f"SELECT 1 FROM {copies.COPY} WHERE store_table = %s AND digest = %s",
+                    [self.table, digest],
+                ).fetchone()
+            )
+        if not known:
+            raise MemtuiError(
+                f"{source}: not a copy of {self.table} in this database made by `memtui "
+                "backup` (or changed since); nothing was changed"
+            )
+        changes, copied = [], set()
+        for raw, side in copies.read(source):
+            memory = self._memories.get(str(raw["id"]))
+            if memory is None:  # another user's row (or one gone from the table)
+                continue
+            copied.add(memory.id)
+            then = rows.to_memory(raw, side)
+            if _essence(then) != _essence(memory):
+                changes.append(Change(memory, then, raw))
+        for memory in self._memories.values():
+            if memory.id not in copied and memory.status is not Status.DELETED:
+                changes.append(Change(memory, None))  # added since the copy
+        return self._roll_back(changes, f"the copy {source}", str(source), now, actor)
+
+    def _roll_back(
+        self, changes: list[Change], what: str, name: str, now: datetime, actor: str
+    ) -> Transaction:
         if not changes:
-            raise MemtuiError(f"the store already holds what backup {backup.name} holds")
+            raise MemtuiError(f"the store already holds what {what} holds")
         return self.commit(
             changes,
             actor=actor,
             kind="rollback",
-            reason=f"rollback to backup {backup.name}",
+            reason=f"rollback to {what}",
             now=now,
-            details={"backup": backup.name},
+            details={"backup": name},
         )
 
 

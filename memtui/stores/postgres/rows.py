@@ -15,6 +15,7 @@ from typing import Any
 
 from memtui.model import Memory, Status
 from memtui.stores.postgres.content_hash import content_hash, go_time
+from memtui.stores.postgres.vector import vector
 from memtui.times import format_iso, parse_iso
 
 COLUMNS = (
@@ -41,9 +42,6 @@ COLUMNS = (
     "deleted_at",
 )
 TIMES = frozenset({"created_at", "last_accessed", "updated_at", "superseded_at", "deleted_at"})
-# the read path's select list: the `TIMESTAMP` columns (UTC by the Go system's NOW()) as
-# `timestamptz`, which the driver turns into aware datetimes itself on a UTC session
-READ_COLUMNS = tuple(f"{c} AT TIME ZONE 'UTC'" if c in TIMES else c for c in COLUMNS)
 # what memtui writes of a row (the id and user stay; version, hash, updated_at are computed)
 WRITTEN = tuple(c for c in COLUMNS if c not in ("id",))
 # columns whose change is a change of the agent's row (the rest follow from a write)
@@ -123,74 +121,9 @@ def to_memory(row: Row, side: Side | None) -> Memory:
         status=status_of(row, side),
         supersedes=tuple(str(i) for i in row["supersedes"]),
         superseded_at=parse_iso(row["superseded_at"]),
-        embedding=tuple(float(x) for x in embedding) if embedding is not None else None,
+        embedding=vector(embedding) if embedding is not None else None,
         version=row["version"],
         extra={k: row[k] for k in _EXTRA if row[k]},
-    )
-
-
-def memory_of(values: tuple[Any, ...], side: Side | None) -> Memory:
-    """A row fetched as `READ_COLUMNS` (times in UTC) straight to its entry: what
-    `to_memory(image(values))` gives, without the round trip through text (100k rows)."""
-    (
-        ident,
-        user,
-        content,
-        importance,
-        embedding,
-        model,
-        revision,
-        created,
-        accessed,
-        updated,
-        category,
-        tags,
-        slot,
-        quarantined,
-        reason,
-        superseded,
-        superseded_at,
-        supersedes,
-        version,
-        digest,
-        deleted,
-    ) = values
-    marked = Status(side.status) if side is not None and side.status else None
-    if deleted is not None:
-        status = Status.MERGED if marked is Status.MERGED else Status.DELETED
-    elif quarantined:
-        status = Status.QUARANTINED
-    elif marked is not None and marked is not Status.MERGED:
-        status = marked
-    else:
-        status = Status.SUPERSEDED if superseded else Status.ACTIVE
-    extra = {}
-    for key, value in (
-        ("embedding_model", model),
-        ("embedding_revision", revision),
-        ("slot_hint", slot),
-        ("quarantine_reason", reason),
-        ("content_hash", digest),
-    ):
-        if value:
-            extra[key] = value
-    return Memory(
-        id=str(ident),
-        content=content,
-        category=category or "general",
-        importance=min(1.0, max(0.0, float(importance))) if importance is not None else 0.5,
-        tags=tuple(tags) if tags else (),
-        created_at=created,
-        last_accessed_at=accessed,
-        last_decayed_at=side.last_decayed_at if side is not None else None,
-        updated_at=updated,
-        user_id=user or "legacy",
-        status=status,
-        supersedes=tuple(map(str, supersedes)) if supersedes else (),
-        superseded_at=superseded_at,
-        embedding=tuple(map(float, embedding)) if embedding is not None else None,
-        version=version,
-        extra=extra,
     )
 
 
