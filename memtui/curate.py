@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -20,7 +20,7 @@ import orjson
 from memtui.engine.decay import model as decay_model
 from memtui.engine.ids import IdMaker
 from memtui.engine.merging import merge_entries, retire
-from memtui.engine.plan import Plan, plan_changes, plan_from_dict
+from memtui.engine.plan import Plan, full_json, full_json_parts, plan_changes, plan_from_dict
 from memtui.engine.plan_compact import PlanMismatch, compact_plan, expand
 from memtui.engine.profiles import profile_for_format
 from memtui.errors import ConflictError, MemtuiError, NotFoundError
@@ -280,8 +280,17 @@ def plan_bytes(plan: Plan, version: int = 2, *, indent: bool = True) -> bytes:
     """The plan file: version 2 (compact; the default) or 1 (a whole record per change,
     indented unless `indent` is False)."""
     if version == 1:
-        return dumps(plan.to_dict(), indent=indent)
+        return dumps(plan.to_dict(), indent=True) if indent else full_json(plan)
     return dumps(compact_plan(plan))
+
+
+def plan_json_parts(plan: Plan, version: int = 1) -> Iterator[bytes]:
+    """`plan_bytes(plan, version, indent=False)` in pieces that are each whole UTF-8 text
+    (version 1: one per action), so a big plan is printed without one copy of it all."""
+    if version == 1:
+        yield from full_json_parts(plan)
+    else:
+        yield dumps(compact_plan(plan))
 
 
 def write_plan(plan: Plan, path: str, version: int = 2) -> None:

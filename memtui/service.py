@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -721,6 +721,11 @@ class Service:
     def plan_bytes(self, plan: Plan, version: int = 2, *, indent: bool = True) -> bytes:
         """The plan as a file of that version holds it."""
         return curate.plan_bytes(plan, version, indent=indent)
+
+    def plan_json_parts(self, plan: Plan, version: int = 1) -> Iterator[bytes]:
+        """`plan_bytes(plan, version, indent=False)` in pieces, each whole UTF-8 text (for
+        printing a big plan without holding it all twice)."""
+        return curate.plan_json_parts(plan, version)
 
     def save_setting(self, table: str, key: str, value: str, path: Path | None = None) -> None:
         """Write one setting to the config file (default: the one in use), keeping the rest of

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from memtui.engine.plan import PLAN_FORMAT, Action, Plan, _memory, _record
+from memtui.engine.plan import PLAN_FORMAT, Action, Plan, _memory, _record, field_changes
 from memtui.jsonout import dumps_text
 from memtui.model import Memory
 from memtui.times import format_iso
@@ -159,8 +159,7 @@ def _compact_action(action: Action, fp: Callable[[Memory], str]) -> dict[str, An
             continue
         after.append(memory.id)
         if memory is not was:
-            a, b = was.to_dict(), memory.to_dict()
-            diff = {k: [a[k], b[k]] for k in a if a[k] != b[k]}
+            diff = field_changes(was, memory)
             if diff:
                 changes[memory.id] = diff
     out: dict[str, Any] = {
