@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -166,17 +167,56 @@ def full_json_parts(plan: Plan) -> Iterator[bytes]:
 _RECORDS_AT = ("before", "after")
 
 
-def _record(memory: Memory) -> dict[str, Any]:
-    """A record in a plan: the native store's form (fields at their defaults left out), as
-    `_RECORDS.encode` gives it, built field by field (a big plan holds 300k of them)."""
+def _record(m: Memory) -> dict[str, Any]:
+    """A record in a plan: the native store's form (`_RECORDS.encode`: `to_dict` without the
+    fields at None, False, [] or {}), built directly (a big plan holds 300k of them)."""
     out: dict[str, Any] = {}
-    for name, value in zip(MEMORY_FIELDS, _values(memory), strict=True):
-        if value is None or value is False:
-            continue
-        value = AS_JSON[name](value)
-        if not (value == [] or value == {}):
+    for name, value in (("id", m.id), ("content", m.content), ("category", m.category)):
+        if _kept(value):
             out[name] = value
+    if _kept(m.importance):
+        out["importance"] = m.importance
+    out["source"] = m.source.value
+    for name, values in (("tags", m.tags), ("paths", m.paths)):
+        if values:
+            out[name] = list(values)
+    for name, when in (
+        ("created_at", m.created_at),
+        ("last_accessed_at", m.last_accessed_at),
+        ("last_decayed_at", m.last_decayed_at),
+        ("updated_at", m.updated_at),
+    ):
+        if when is not None:
+            out[name] = _iso(when)
+    for name, value in (
+        ("access_count", m.access_count),
+        ("evidence_count", m.evidence_count),
+        ("tenured", m.tenured),
+        ("user_id", m.user_id),
+    ):
+        if _kept(value):
+            out[name] = value
+    out["status"] = m.status.value
+    if m.supersedes:
+        out["supersedes"] = list(m.supersedes)
+    if _kept(m.superseded_by):
+        out["superseded_by"] = m.superseded_by
+    if m.superseded_at is not None:
+        out["superseded_at"] = _iso(m.superseded_at)
+    if m.embedding:
+        out["embedding"] = list(m.embedding)
+    if _kept(m.version):
+        out["version"] = m.version
+    if _kept(m.extra):
+        out["extra"] = m.extra
     return out
+
+
+def _kept(value: Any) -> bool:
+    return not (value is None or value is False or value == [] or value == {})
+
+
+_iso = lru_cache(maxsize=1024)(format_iso)  # a record's times recur in the next action
 
 
 def _listed(value: Any) -> Any:
