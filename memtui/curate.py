@@ -6,6 +6,7 @@ Shared by the CLI and the TUI; the engine computes, the store commits.
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 import stat
@@ -198,7 +199,14 @@ def _decay_problem(was: Memory, after: Memory, plan: Plan) -> str | None:
 
 def _changed(was: Memory, after: Memory) -> set[str]:
     """The fields (as `Memory.to_dict` names them) that differ."""
-    return {name for name in MEMORY_FIELDS if getattr(was, name) != getattr(after, name)}
+    return {
+        name
+        for name, a, b in zip(MEMORY_FIELDS, _values(was), _values(after), strict=True)
+        if a != b
+    }
+
+
+_values = operator.attrgetter(*MEMORY_FIELDS)
 
 
 def apply_plan(

@@ -19,6 +19,7 @@ from memtui.stores.native_format import NativeFormat
 from memtui.times import format_iso, parse_iso
 
 _RECORDS = NativeFormat()
+_PLAN_PATH = Path("plan")
 PLAN_FORMAT = "memtui-plan"
 PLAN_VERSION = 1
 """The full form (`Plan.to_dict`): a whole record before and after each action. Plan files are
@@ -399,7 +400,7 @@ def plan_from_dict(data: Any, source: str) -> Plan:
 def _memory(raw: Any) -> Memory:
     """A record as the native store checks it: types, statuses, times."""
     try:
-        return _RECORDS.decode(raw, Path("plan"))
+        return _RECORDS.decode(raw, _PLAN_PATH)
     except MemtuiError as e:
         raise ValueError(str(e).removeprefix("plan: ")) from None
 
