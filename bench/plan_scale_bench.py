@@ -43,7 +43,8 @@ def run(args: list[str], source: Path, stdout: Path | None = None) -> tuple[floa
     start = time.perf_counter()
     try:
         cmd = ["/usr/bin/time", "-o", str(timing), "-f", "%e %U %S %M", *args]
-        subprocess.run(cmd, env=env, check=True, stdout=out)
+        # in the source's folder: `python -m` puts the working folder before PYTHONPATH
+        subprocess.run(cmd, env=env, check=True, stdout=out, cwd=source)
     finally:
         out.close()
     wall = time.perf_counter() - start
