@@ -189,14 +189,15 @@ def _record(m: Memory) -> dict[str, Any]:
     ):
         if when is not None:
             out[name] = _iso(when)
-    for name, value in (
+    counts: tuple[tuple[str, object], ...] = (
         ("access_count", m.access_count),
         ("evidence_count", m.evidence_count),
         ("tenured", m.tenured),
         ("user_id", m.user_id),
-    ):
-        if _kept(value):
-            out[name] = value
+    )
+    for name, field_value in counts:
+        if _kept(field_value):
+            out[name] = field_value
     out["status"] = m.status.value
     if m.supersedes:
         out["supersedes"] = list(m.supersedes)
