@@ -1,5 +1,6 @@
 """Planning at scale, before and after side by side in one run: the same `memtui plan` runs
-with the previous implementation (a git ref, `main` by default, exported to a temporary folder
+with the previous implementation (a git ref, by default the commit this branch left `main`
+at, exported to a temporary folder
 and put first on PYTHONPATH) and with this checkout, each as a whole process (start-up
 included; peak memory from /usr/bin/time; CPU = user + system).
 
@@ -58,8 +59,17 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=100_000)
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--pi-entries", type=int, default=20_000)
-    parser.add_argument("--before", default="main", help="the git ref of the previous version")
+    parser.add_argument(
+        "--before", help="the git ref of the previous version (default: where HEAD left main)"
+    )
     args = parser.parse_args()
+    if args.before is None:
+        args.before = subprocess.run(
+            ["git", "-C", str(ROOT), "merge-base", "HEAD", "main"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()[:12]
     folder = Path(tempfile.mkdtemp(prefix="memtui-planscale-"))
     try:
         before = folder / "before"
