@@ -1,11 +1,10 @@
 """Planning at scale, before and after side by side in one run: the same `memtui plan` runs
-with the previous implementation (a git ref, by default the commit this branch left `main`
-at, exported to a temporary folder
-and put first on PYTHONPATH) and with this checkout, each as a whole process (start-up
-included; peak memory from /usr/bin/time; CPU = user + system).
+with the previous implementation (a git ref, by default the commit this branch left `main` at,
+exported to a temporary folder and put first on PYTHONPATH) and with this checkout, each as a
+whole process (start-up included; peak memory from /usr/bin/time; CPU = user + system).
 
     python bench/plan_scale_bench.py [--entries 100000] [--users 100] [--pi-entries 20000]
-                                     [--before main]
+                                     [--before REF]
 
 1. `memtui plan STORE --profile longterm|default --out F` and the same with `--json`
    (stdout to /dev/null), on ENTRIES entries of USERS users;
