@@ -77,8 +77,9 @@ def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
         if args.plan_version == 1:  # as earlier memtui printed it
             emit_json(plan.to_dict())
         else:  # whole records unless version 2 is asked for
-            data = svc.plan_bytes(plan, args.plan_version or 1, indent=False)
-            sys.stdout.write(json_safe(data.decode("utf-8", "surrogatepass")) + "\n")
+            for part in svc.plan_json_parts(plan, args.plan_version or 1):
+                sys.stdout.write(json_safe(part.decode("utf-8", "surrogatepass")))
+            sys.stdout.write("\n")
         return 0
     print(plan_summary(plan))
     similarity = plan.params.get("similarity") or {}

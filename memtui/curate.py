@@ -6,10 +6,11 @@ Shared by the CLI and the TUI; the engine computes, the store commits.
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -20,7 +21,7 @@ import orjson
 from memtui.engine.decay import model as decay_model
 from memtui.engine.ids import IdMaker, TakenIds
 from memtui.engine.merging import merge_entries, retire
-from memtui.engine.plan import Plan, plan_changes, plan_from_dict
+from memtui.engine.plan import Plan, full_json, full_json_parts, plan_changes, plan_from_dict
 from memtui.engine.plan_compact import PlanMismatch, compact_plan, expand
 from memtui.engine.profiles import profile_for_format
 from memtui.errors import ConflictError, MemtuiError, NotFoundError
@@ -203,7 +204,14 @@ def _decay_problem(was: Memory, after: Memory, plan: Plan) -> str | None:
 
 def _changed(was: Memory, after: Memory) -> set[str]:
     """The fields (as `Memory.to_dict` names them) that differ."""
-    return {name for name in MEMORY_FIELDS if getattr(was, name) != getattr(after, name)}
+    return {
+        name
+        for name, a, b in zip(MEMORY_FIELDS, _values(was), _values(after), strict=True)
+        if a != b
+    }
+
+
+_values = operator.attrgetter(*MEMORY_FIELDS)
 
 
 def apply_plan(
@@ -298,10 +306,21 @@ def plan_bytes(
 ) -> bytes:
     """The plan file: version 2 (compact; the default) or 1 (a whole record per change,
     indented unless `indent` is False), its wording sealed with `seal_key`."""
+    if version == 1 and not indent and seal_key is None:
+        return full_json(plan)
     data = plan.to_dict() if version == 1 else compact_plan(plan)
     if seal_key is not None:
         data["seals"] = seals_for(seal_key, plan)
-    return dumps(data, indent=indent) if version == 1 else dumps(data)
+    return dumps(data, indent=indent and version == 1)
+
+
+def plan_json_parts(plan: Plan, version: int = 1) -> Iterator[bytes]:
+    """`plan_bytes(plan, version, indent=False)` in pieces that are each whole UTF-8 text
+    (version 1: one per action), so a big plan is printed without one copy of it all."""
+    if version == 1:
+        yield from full_json_parts(plan)
+    else:
+        yield dumps(compact_plan(plan))
 
 
 def write_plan(plan: Plan, path: str, version: int = 2, seal_key: bytes | None = None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import operator
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -83,7 +84,14 @@ class Memory:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def with_(self, **changes: Any) -> Memory:
-        return dataclasses.replace(self, **changes)
+        """A copy with `changes` (what `dataclasses.replace` gives, without its per-call
+        introspection: decay copies every entry of a store)."""
+        if not changes.keys() <= _FIELD_NAMES:
+            raise TypeError(f"Memory has no field {sorted(changes.keys() - _FIELD_NAMES)[0]!r}")
+        new = Memory(*_field_values(self))
+        for name, value in changes.items():
+            setattr(new, name, value)
+        return new
 
     @property
     def visible(self) -> bool:
@@ -147,3 +155,5 @@ class Memory:
 
 
 MEMORY_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Memory))
+_FIELD_NAMES = frozenset(MEMORY_FIELDS)
+_field_values = operator.attrgetter(*MEMORY_FIELDS)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from hashlib import sha256
@@ -881,6 +881,11 @@ class Service:
         if self._seal_key is None:
             self._seal_key = load_seal_key(locations.data_dir())
         return self._seal_key
+
+    def plan_json_parts(self, plan: Plan, version: int = 1) -> Iterator[bytes]:
+        """`plan_bytes(plan, version, indent=False)` in pieces, each whole UTF-8 text (for
+        printing a big plan without holding it all twice)."""
+        return curate.plan_json_parts(plan, version)
 
     def save_setting(self, table: str, key: str, value: str, path: Path | None = None) -> None:
         """Write one setting to the config file (default: the one in use), keeping the rest of

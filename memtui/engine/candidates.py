@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 from rapidfuzz import fuzz, process, utils
@@ -47,8 +48,6 @@ from memtui.engine.similarity import (
     memory_similarity,
     pi_grams,
     pi_normalise,
-    tf_cosine_with_norms,
-    tf_norm2,
     tf_vector,
 )
 from memtui.gcpause import gc_paused
@@ -287,42 +286,10 @@ def _tf_cosine_pairs(members: list[Memory], threshold: float) -> list[tuple[int,
 
 def _tf_pairs(vectors: list[Counter[str]], threshold: float) -> list[tuple[int, int, float]]:
     live = [i for i, v in enumerate(vectors) if v]
-    df = Counter(t for i in live for t in vectors[i])
-    floor = (threshold - _MARGIN) ** 2
-    prefix_index: dict[str, list[int]] = defaultdict(list)
-    prefixes: dict[int, list[str]] = {}
-    volume = 0
-    for i in live:
-        v = vectors[i]
-        norm2 = sum(n * n for n in v.values())
-        rest = norm2
-        prefix = []
-        for token in sorted(v, key=lambda t: (df[t], t)):
-            if rest < floor * norm2:
-                break
-            prefix.append(token)
-            rest -= v[token] * v[token]
-        prefixes[i] = prefix
-        for token in prefix:
-            prefix_index[token].append(i)
-    for i in live:
-        volume += sum(len(prefix_index[t]) for t in prefixes[i])
-    if volume > _PREFIX_BUDGET * len(live) + 50_000:
+    found = _prefix_pairs(vectors, threshold, integral=True)
+    if found is None:
         return _tf_pairs_counted(vectors, live, threshold)
-    out = []
-    norms2 = {i: tf_norm2(vectors[i]) for i in live}
-    for x in live:
-        seen: set[int] = set()
-        for token in prefixes[x]:
-            seen.update(prefix_index[token])
-        vx, nx = vectors[x], norms2[x]
-        for y in seen:
-            if y <= x:
-                continue
-            score = tf_cosine_with_norms(vx, vectors[y], nx, norms2[y])
-            if score >= threshold:
-                out.append((x, y, score))
-    return out
+    return found
 
 
 def _tf_pairs_counted(
@@ -397,37 +364,14 @@ def _embedded_pairs(
 
 def _lexical_pairs(vectors: list[Vector], threshold: float) -> list[tuple[int, int, float]]:
     live = [i for i, v in enumerate(vectors) if v]
-    df = Counter(t for i in live for t in vectors[i])
-    floor = max(0.0, threshold - _MARGIN) ** 2
-    prefix_index: dict[str, list[int]] = defaultdict(list)
-    prefixes: dict[int, list[str]] = {}
-    for i in live:
-        v = vectors[i]
-        rest = math.fsum(w * w for w in v.values())
-        prefix = []
-        for token in sorted(v, key=lambda t: (df[t], t)):
-            if rest < floor:
-                break
-            prefix.append(token)
-            rest -= v[token] * v[token]
-        prefixes[i] = prefix
-        for token in prefix:
-            prefix_index[token].append(i)
-    volume = sum(len(prefix_index[t]) for i in live for t in prefixes[i])
-    if volume > _PREFIX_BUDGET * len(live) + 50_000:
+    near = _prefix_pairs(vectors, threshold, integral=False)
+    if near is None:
         return _lexical_pairs_counted(vectors, live, threshold)
     out = []
-    for x in live:
-        seen: set[int] = set()
-        for token in prefixes[x]:
-            seen.update(prefix_index[token])
-        vx = vectors[x]
-        for y in sorted(seen):
-            if y <= x:
-                continue
-            score = vector_cosine(vx, vectors[y])
-            if score >= threshold:
-                out.append((x, y, score))
+    for x, y, _ in near:
+        score = vector_cosine(vectors[x], vectors[y])
+        if score >= threshold:
+            out.append((x, y, score))
     return out
 
 
@@ -506,4 +450,143 @@ def _cdist_pairs(
                 score = scorer(texts[x], texts[y]) / scale
                 if score >= threshold:
                     out.append((x, y, score))
+    return out
+
+
+# -- prefix filtering over flat arrays (tf-cosine, memtui) ------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Flat:
+    """A group's sparse vectors as arrays, one slot per (record, token), record by record."""
+
+    docs: np.ndarray
+    tokens: np.ndarray
+    weights: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+    vocabulary: list[str]
+
+
+def _flatten(vectors: Sequence[Mapping[str, float]]) -> _Flat:
+    words = list(chain.from_iterable(vectors))
+    vocabulary = {t: n for n, t in enumerate(dict.fromkeys(words))}
+    sizes = np.fromiter(map(len, vectors), dtype=np.int64, count=len(vectors))
+    return _Flat(
+        np.repeat(np.arange(len(vectors), dtype=np.int64), sizes),
+        np.fromiter(map(vocabulary.__getitem__, words), dtype=np.int64, count=len(words)),
+        np.fromiter(
+            chain.from_iterable(v.values() for v in vectors), dtype=np.float64, count=len(words)
+        ),
+        np.cumsum(sizes) - sizes,
+        sizes,
+        list(vocabulary),
+    )
+
+
+def _prefix_pairs(
+    vectors: Sequence[Mapping[str, float]], threshold: float, *, integral: bool
+) -> list[tuple[int, int, float]] | None:
+    """The pairs whose cosine reaches the threshold, by prefix filtering on arrays, or None
+    when the prefixes are not selective (the caller counts all dot products instead).
+
+    `integral` (tf counts): the dot products are sums of integer products, exact in float64,
+    so the scores are the reference's bit for bit. Otherwise (normalised float weights) the
+    pairs within a rounding margin of the line are returned with approximate scores, for the
+    caller to re-score exactly."""
+    flat = _flatten(vectors)
+    n = len(vectors)
+    if not len(flat.tokens):
+        return []
+    v = len(flat.vocabulary)
+    df = np.bincount(flat.tokens, minlength=v)
+    rank = np.empty(v, dtype=np.int64)
+    rank[np.argsort(np.asarray(flat.vocabulary, dtype=object), kind="stable")] = np.arange(v)
+    # each record's tokens rarest first (ties: by the token's text), as `_tf_pairs` ordered them
+    order = np.lexsort((rank[flat.tokens], df[flat.tokens], flat.docs))
+    squares = flat.weights[order] ** 2
+    docs = flat.docs[order]
+    norms2 = np.bincount(flat.docs, weights=flat.weights**2, minlength=n)
+    before = np.cumsum(squares) - squares
+    before -= before[flat.starts[docs]]  # the weight already taken from this record
+    rest = norms2[docs] - before
+    floor = max(0.0, threshold - _MARGIN) ** 2
+    in_prefix = rest >= (floor * norms2[docs] if integral else floor)
+    pairs = _prefix_candidates(docs[in_prefix], flat.tokens[order][in_prefix], n)
+    if pairs is None:
+        return None
+    return _scored(flat, pairs, n, threshold, norms2, integral)
+
+
+def _prefix_candidates(docs: np.ndarray, tokens: np.ndarray, n: int) -> np.ndarray | None:
+    """Each pair of records sharing a prefix token once (as lower * n + higher), or None over
+    the budget."""
+    order = np.argsort(tokens, kind="stable")
+    tokens, docs = tokens[order], docs[order]
+    size = len(tokens)
+    starts = np.flatnonzero(np.r_[True, tokens[1:] != tokens[:-1]])
+    runs = np.diff(np.r_[starts, size])
+    volume = int((runs * runs).sum())
+    if volume > _PREFIX_BUDGET * n + 50_000:
+        return None
+    partners = np.repeat(starts + runs, runs) - np.arange(size) - 1
+    total = int(partners.sum())
+    left = np.repeat(np.arange(size), partners)
+    right = left + 1 + np.arange(total) - np.repeat(np.cumsum(partners) - partners, partners)
+    a, b = docs[left], docs[right]
+    return np.unique(np.minimum(a, b) * n + np.maximum(a, b))
+
+
+_CHUNK = 1 << 21  # (pair, token) slots scored at once
+_DENSE_CELLS = 1 << 22  # a group's record × token table up to this size is looked up directly
+
+
+def _scored(
+    flat: _Flat,
+    keys: np.ndarray,
+    n: int,
+    threshold: float,
+    norms2: np.ndarray,
+    integral: bool,
+) -> list[tuple[int, int, float]]:
+    v = max(1, len(flat.vocabulary))
+    slot_keys = flat.docs * v + flat.tokens
+    dense = None
+    if n * v <= _DENSE_CELLS:
+        dense = np.zeros(n * v, dtype=np.float64)
+        dense[slot_keys] = flat.weights
+    else:
+        by_key = np.argsort(slot_keys)
+        sorted_keys, sorted_weights = slot_keys[by_key], flat.weights[by_key]
+    xs, ys = keys // n, keys % n
+    # walk the shorter record's tokens and look each up in the other record
+    short = np.where(flat.lengths[xs] <= flat.lengths[ys], xs, ys)
+    other = np.where(short == xs, ys, xs)
+    sizes = flat.lengths[short]
+    ends = np.cumsum(sizes)
+    out: list[tuple[int, int, float]] = []
+    line = threshold if integral else threshold - 1e-6
+    start = 0
+    while start < len(keys):
+        stop = int(np.searchsorted(ends, ends[start] - sizes[start] + _CHUNK, side="right"))
+        stop = max(stop, start + 1)
+        part = slice(start, stop)
+        counts = sizes[part]
+        owner = np.repeat(np.arange(stop - start), counts)
+        offsets = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
+        slots = flat.starts[short[part]][owner] + offsets
+        wanted = other[part][owner] * v + flat.tokens[slots]
+        if dense is not None:
+            products = flat.weights[slots] * dense[wanted]
+        else:
+            at = np.minimum(np.searchsorted(sorted_keys, wanted), len(sorted_keys) - 1)
+            hit = sorted_keys[at] == wanted
+            products = np.where(hit, flat.weights[slots] * sorted_weights[at], 0.0)
+        dots = np.bincount(owner, weights=products, minlength=stop - start)
+        x, y = xs[part], ys[part]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scores = dots / (np.sqrt(norms2[x]) * np.sqrt(norms2[y])) if integral else dots
+        keep = (scores >= line) & (dots != 0)
+        out.extend(zip(x[keep].tolist(), y[keep].tolist(), scores[keep].tolist(), strict=True))
+        start = stop
     return out

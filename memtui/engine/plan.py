@@ -3,19 +3,23 @@ changes an approved subset amounts to."""
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from memtui.errors import MemtuiError
-from memtui.model import Memory
+from memtui.jsonout import dumps
+from memtui.model import MEMORY_FIELDS, Memory
 from memtui.stores.native_format import NativeFormat
 from memtui.times import format_iso, parse_iso
 
 _RECORDS = NativeFormat()
+_PLAN_PATH = Path("plan")
 PLAN_FORMAT = "memtui-plan"
 PLAN_VERSION = 1
 """The full form (`Plan.to_dict`): a whole record before and after each action. Plan files are
@@ -115,6 +119,9 @@ class Plan:
         return actions[position]
 
     def to_dict(self) -> dict[str, Any]:
+        return self._form([a.to_dict(_memo(_record)) for a in self.actions])
+
+    def _form(self, actions: list[Any]) -> dict[str, Any]:
         out = {
             "format": PLAN_FORMAT,
             "version": PLAN_VERSION,
@@ -124,7 +131,7 @@ class Plan:
             "profile": self.profile,
             "now": format_iso(self.now),
             "params": self.params,
-            "actions": [a.to_dict(_memo(_record)) for a in self.actions],
+            "actions": actions,
             "summary": self.summary,
         }
         if self.health:
@@ -132,9 +139,124 @@ class Plan:
         return out
 
 
-def _record(memory: Memory) -> dict[str, Any]:
-    """A record in a plan: the native store's form (fields at their defaults left out)."""
-    return _RECORDS.encode(memory, None) or {}
+def full_json(plan: Plan) -> bytes:
+    """`dumps(plan.to_dict())` (compact), built action by action (`full_json_parts`)."""
+    return b"".join(full_json_parts(plan))
+
+
+def full_json_parts(plan: Plan) -> Iterator[bytes]:
+    """`dumps(plan.to_dict())` (compact) in pieces, one per action: the records are never all
+    held as dicts at once (nor as orjson's oversized buffers)."""
+    whole = plan._form([])
+    head = dumps({k: v for k, v in whole.items() if k not in ("summary", "health")})
+    tail = dumps({k: v for k, v in whole.items() if k in ("summary", "health")})
+    yield head[: -len(b"[]}")] + b"["
+    for n, action in enumerate(plan.actions):
+        whole_action = action.to_dict(lambda m: {})
+        first = {k: whole_action[k] for k in ("id", "kind", "targets")}
+        rest = {k: v for k, v in whole_action.items() if k not in first and k not in _RECORDS_AT}
+        yield b"".join(
+            [
+                b"," if n else b"",
+                dumps(first)[:-1],
+                b',"before":[',
+                b",".join([dumps(_record(m)) for m in action.before]),
+                b'],"after":[',
+                b",".join([dumps(_record(m)) for m in action.after]),
+                b"],",
+                dumps(rest)[1:],
+            ]
+        )
+    yield b"]," + tail[1:]
+
+
+_RECORDS_AT = ("before", "after")
+
+
+def _record(m: Memory) -> dict[str, Any]:
+    """A record in a plan: the native store's form (`_RECORDS.encode`: `to_dict` without the
+    fields at None, False, [] or {}), built directly (a big plan holds 300k of them)."""
+    out: dict[str, Any] = {}
+    for name, value in (("id", m.id), ("content", m.content), ("category", m.category)):
+        if _kept(value):
+            out[name] = value
+    if _kept(m.importance):
+        out["importance"] = m.importance
+    out["source"] = m.source.value
+    for name, values in (("tags", m.tags), ("paths", m.paths)):
+        if values:
+            out[name] = list(values)
+    for name, when in (
+        ("created_at", m.created_at),
+        ("last_accessed_at", m.last_accessed_at),
+        ("last_decayed_at", m.last_decayed_at),
+        ("updated_at", m.updated_at),
+    ):
+        if when is not None:
+            out[name] = _iso(when)
+    counts: tuple[tuple[str, object], ...] = (
+        ("access_count", m.access_count),
+        ("evidence_count", m.evidence_count),
+        ("tenured", m.tenured),
+        ("user_id", m.user_id),
+    )
+    for name, field_value in counts:
+        if _kept(field_value):
+            out[name] = field_value
+    out["status"] = m.status.value
+    if m.supersedes:
+        out["supersedes"] = list(m.supersedes)
+    if _kept(m.superseded_by):
+        out["superseded_by"] = m.superseded_by
+    if m.superseded_at is not None:
+        out["superseded_at"] = _iso(m.superseded_at)
+    if m.embedding:
+        out["embedding"] = list(m.embedding)
+    if _kept(m.version):
+        out["version"] = m.version
+    if _kept(m.extra):
+        out["extra"] = m.extra
+    return out
+
+
+def _kept(value: Any) -> bool:
+    return not (value is None or value is False or value == [] or value == {})
+
+
+_iso = lru_cache(maxsize=1024)(format_iso)  # a record's times recur in the next action
+
+
+def _listed(value: Any) -> Any:
+    return None if value is None else list(value)
+
+
+def _plain(value: Any) -> Any:
+    return value
+
+
+_TIMES = ("created_at", "last_accessed_at", "last_decayed_at", "updated_at", "superseded_at")
+_SEQUENCES = ("tags", "paths", "supersedes", "embedding")
+AS_JSON: dict[str, Callable[[Any], Any]] = {
+    name: format_iso if name in _TIMES else _listed if name in _SEQUENCES else _plain
+    for name in MEMORY_FIELDS
+}
+"""Each field as `Memory.to_dict` writes it."""
+AS_JSON["source"] = AS_JSON["status"] = operator.attrgetter("value")
+_values = operator.attrgetter(*MEMORY_FIELDS)
+
+
+def field_changes(was: Memory, now: Memory) -> dict[str, list[Any]]:
+    """{field: [before, after]} in `to_dict` form, for the fields whose form differs (the
+    same as comparing the two `to_dict`s, without building them)."""
+    diff: dict[str, list[Any]] = {}
+    for name, a, b in zip(MEMORY_FIELDS, _values(was), _values(now), strict=True):
+        if a is b and type(a) is not float:
+            continue
+        convert = AS_JSON[name]
+        ja, jb = convert(a), convert(b)
+        if ja != jb:
+            diff[name] = [ja, jb]
+    return diff
 
 
 def _memo(
@@ -326,7 +448,7 @@ def plan_from_dict(data: Any, source: str) -> Plan:
 def _memory(raw: Any) -> Memory:
     """A record as the native store checks it: types, statuses, times."""
     try:
-        return _RECORDS.decode(raw, Path("plan"))
+        return _RECORDS.decode(raw, _PLAN_PATH)
     except MemtuiError as e:
         raise ValueError(str(e).removeprefix("plan: ")) from None
 

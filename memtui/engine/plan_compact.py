@@ -15,7 +15,15 @@ from typing import Any
 
 import orjson
 
-from memtui.engine.plan import PLAN_FORMAT, Action, Plan, _memory, _record
+from memtui.engine.plan import (
+    AS_JSON,
+    PLAN_FORMAT,
+    Action,
+    Plan,
+    _memory,
+    _record,
+    field_changes,
+)
 from memtui.jsonout import dumps_text
 from memtui.model import Memory
 from memtui.times import format_iso
@@ -159,8 +167,7 @@ def _compact_action(action: Action, fp: Callable[[Memory], str]) -> dict[str, An
             continue
         after.append(memory.id)
         if memory is not was:
-            a, b = was.to_dict(), memory.to_dict()
-            diff = {k: [a[k], b[k]] for k in a if a[k] != b[k]}
+            diff = field_changes(was, memory)
             if diff:
                 changes[memory.id] = diff
     out: dict[str, Any] = {
@@ -391,15 +398,39 @@ def _expand_action(
 
 
 def _changed(action: Action, was: Memory, diff: dict[str, list[Any]]) -> Memory:
-    image = was.to_dict()
     for name, (old, _) in diff.items():
-        if name not in image or name == "id":
+        if name not in AS_JSON or name == "id":
             raise PlanMismatch(action, f"changes {name!r} of {was.id!r}, not a field it can")
-        if image[name] != old:
+        if AS_JSON[name](getattr(was, name)) != old:
             raise PlanMismatch(action, f"records a {name} of {was.id!r} the entry does not have")
-    image.update({name: new for name, (_, new) in diff.items()})
+    return was.with_(**_read_changes(action, was.id, diff))
+
+
+_SEEN_CHANGES: dict[bytes, dict[str, Any]] = {}
+
+
+def _read_changes(action: Action, ident: str, diff: dict[str, list[Any]]) -> dict[str, Any]:
+    """The new values of `diff`, checked and read as the native store reads a record (the same
+    change recurs: every expiry sets the same status and time, so each is read once)."""
+    key = None
+    if "extra" not in diff:  # a dict: each entry gets its own
+        try:
+            key = orjson.dumps(diff)
+        except (orjson.JSONEncodeError, TypeError):
+            key = None
+        seen = _SEEN_CHANGES.get(key) if key is not None else None
+        if seen is not None:
+            return seen
+    partial = {"id": "plan", "content": ""}
+    partial.update({name: new for name, (_, new) in diff.items()})
     try:
-        _memory(image)  # checked as the native store checks a record
-        return Memory.from_dict(image)
+        _memory(partial)
+        read = Memory.from_dict(partial)
     except (ValueError, TypeError) as e:
-        raise PlanMismatch(action, f"gives {was.id!r} a damaged value ({e})") from None
+        raise PlanMismatch(action, f"gives {ident!r} a damaged value ({e})") from None
+    values = {name: getattr(read, name) for name in diff}
+    if key is not None:
+        if len(_SEEN_CHANGES) > 4096:
+            _SEEN_CHANGES.clear()
+        _SEEN_CHANGES[key] = values
+    return values

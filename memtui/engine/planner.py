@@ -71,8 +71,13 @@ class _Builder:
             raise MemtuiError(
                 f"a {kind} of {len(before_ids)} entries is over the profile's cap of {self.cap}"
             )
-        targets = list(dict.fromkeys([*before_ids, *(m.id for m in after)]))
-        deps = list(dict.fromkeys(self.last_touch[t] for t in targets if t in self.last_touch))
+        if len(before_ids) == 1 and len(after) == 1 and after[0].id == before_ids[0]:
+            targets = [before_ids[0]]  # one entry changed in place (decay, expiry): most actions
+            last = self.last_touch.get(targets[0])
+            deps = [] if last is None else [last]
+        else:
+            targets = list(dict.fromkeys([*before_ids, *(m.id for m in after)]))
+            deps = list(dict.fromkeys(self.last_touch[t] for t in targets if t in self.last_touch))
         action = Action(
             id=f"a{len(self.actions) + 1}",
             kind=kind,

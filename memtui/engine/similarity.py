@@ -93,7 +93,7 @@ _TF_TOKEN = re.compile(r"[\u4e00-\u9fff]|[A-Za-z0-9]+")
 
 
 def tf_vector(text: str) -> Counter[str]:
-    return Counter(t.lower() for t in _TF_TOKEN.findall(text))
+    return Counter(map(str.lower, _TF_TOKEN.findall(text)))
 
 
 def tf_norm2(v: Counter[str]) -> int:

@@ -1,0 +1,121 @@
+"""Planning at scale, before and after side by side in one run: the same `memtui plan` runs
+with the previous implementation (a git ref, by default the commit this branch left `main` at,
+exported to a temporary folder and put first on PYTHONPATH) and with this checkout, each as a
+whole process (start-up included; peak memory from /usr/bin/time; CPU = user + system).
+
+    python bench/plan_scale_bench.py [--entries 100000] [--users 100] [--pi-entries 20000]
+                                     [--before REF]
+
+1. `memtui plan STORE --profile longterm|default --out F` and the same with `--json`
+   (stdout to /dev/null), on ENTRIES entries of USERS users;
+2. `memtui plan STORE --profile pi --out F` on a PI_ENTRIES-entry pi-format store;
+3. reading the version-2 file back against its store (`read_plan` + `check_plan_fits`), in a
+   process of its own.
+The plan files of both are compared byte for byte (they must be the same).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from pairs_bench import ENV, ROOT, make_store
+
+_READ_BACK = (
+    "import gc, sys; gc.disable(); from memtui import curate; from memtui.stores import open_store;"
+    "plan = curate.read_plan(sys.argv[2]); curate.check_plan_fits(open_store(sys.argv[1]), plan)"
+)
+
+
+def run(args: list[str], source: Path, stdout: Path | None = None) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds and peak RSS (MB) of one process run against `source`."""
+    timing = Path(tempfile.mktemp(suffix=".time"))
+    env = {**ENV, "PYTHONPATH": str(source)}
+    out = open(stdout or os.devnull, "wb")  # noqa: SIM115
+    start = time.perf_counter()
+    try:
+        cmd = ["/usr/bin/time", "-o", str(timing), "-f", "%e %U %S %M", *args]
+        # in the source's folder: `python -m` puts the working folder before PYTHONPATH
+        subprocess.run(cmd, env=env, check=True, stdout=out, cwd=source)
+    finally:
+        out.close()
+    wall = time.perf_counter() - start
+    _, user, system, peak = timing.read_text().split()[-4:]
+    timing.unlink()
+    return wall, float(user) + float(system), float(peak) / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--entries", type=int, default=100_000)
+    parser.add_argument("--users", type=int, default=100)
+    parser.add_argument("--pi-entries", type=int, default=20_000)
+    parser.add_argument(
+        "--before", help="the git ref of the previous version (default: where HEAD left main)"
+    )
+    args = parser.parse_args()
+    if args.before is None:
+        args.before = subprocess.run(
+            ["git", "-C", str(ROOT), "merge-base", "HEAD", "main"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()[:12]
+    folder = Path(tempfile.mkdtemp(prefix="memtui-planscale-"))
+    try:
+        before = folder / "before"
+        before.mkdir()
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", args.before], check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(before)], input=archive, check=True)
+        bench(folder, before, args)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def bench(folder: Path, before: Path, args: argparse.Namespace) -> None:
+    big = make_store(folder, "big", args.entries, args.users)
+    pi = make_store(folder, "pi", args.pi_entries, 1, "pi")
+    print(f"before: {args.before}; after: this checkout. wall s / CPU s / peak MB")
+    print(f"{'run':<44} {'before':>22} {'after':>22}  same file?")
+    cases = [
+        ("longterm", big, [], f"{args.entries:,}/{args.users}"),
+        ("longterm", big, ["--json"], f"{args.entries:,}/{args.users}"),
+        ("default", big, [], f"{args.entries:,}/{args.users}"),
+        ("default", big, ["--json"], f"{args.entries:,}/{args.users}"),
+        ("pi", pi, [], f"{args.pi_entries:,}/1 pi"),
+    ]
+    for profile, store, extra, label in cases:
+        cells, files = [], []
+        for name, source in (("before", before), ("after", ROOT)):
+            out = folder / f"{profile}-{name}.json"
+            out.unlink(missing_ok=True)
+            cmd = [sys.executable, "-m", "memtui", "plan", str(store), "--profile", profile]
+            wall, cpu, peak = run([*cmd, "--out", str(out), *extra], source)
+            cells.append(f"{wall:>7.1f} {cpu:>6.1f} {peak:>7.0f}")
+            files.append(out.read_bytes())
+        same = "yes" if files[0] == files[1] else "NO"
+        run_label = f"plan {profile} {' '.join(['--out', *extra])} ({label})"
+        print(f"{run_label:<44} {cells[0]:>22} {cells[1]:>22}  {same}", flush=True)
+        if not extra:
+            back = []
+            for source in (before, ROOT):
+                plan = folder / f"{profile}-after.json"
+                wall, cpu, peak = run(
+                    [sys.executable, "-c", _READ_BACK, str(store), str(plan)], source
+                )
+                back.append(f"{wall:>7.1f} {cpu:>6.1f} {peak:>7.0f}")
+            print(f"{'  read back + check_plan_fits':<44} {back[0]:>22} {back[1]:>22}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
