@@ -18,6 +18,7 @@ from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.service import EntryEdit, Service, Store, Transaction
 from memtui.textsafe import one_line
+from memtui.tui.editable import shown, typed
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
 from memtui.views import shorten
@@ -106,7 +107,10 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
             with Grid(id="fields"):
                 yield Label("content")
                 yield TextArea(
-                    memory.content if memory else "", id="content", soft_wrap=True, compact=True
+                    shown(memory.content) if memory else "",
+                    id="content",
+                    soft_wrap=True,
+                    compact=True,
                 )
                 yield Label("importance")
                 yield Input(
@@ -122,17 +126,17 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
                     if category not in options:
                         options = [category, *options]
                     yield Select(
-                        [(c, c) for c in options],
+                        [(Text(one_line(c)), c) for c in options],
                         value=category,
                         allow_blank=False,
                         id="category",
                         compact=True,
                     )
                 else:
-                    yield Input(category, id="category", compact=True)
+                    yield Input(shown(category), id="category", compact=True)
                 yield Label("tags")
                 yield Input(
-                    ", ".join(memory.tags) if memory else "",
+                    shown(", ".join(memory.tags)) if memory else "",
                     id="tags",
                     compact=True,
                     placeholder="comma, separated",
@@ -219,10 +223,10 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
 
     def _save_edit(self, memory: Memory) -> None:
         edit = EntryEdit(
-            content=self.query_one("#content", TextArea).text,
+            content=typed(self.query_one("#content", TextArea).text, memory.content),
             importance=self._importance(),
-            tags=split_tags(self.query_one("#tags", Input).value),
-            category=self._category(),
+            tags=split_tags(typed(self.query_one("#tags", Input).value, ", ".join(memory.tags))),
+            category=typed(self._category(), memory.category),
         )
         after = self.service.edited(self.store, memory.id, edit)
         if after is None:

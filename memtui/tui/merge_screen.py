@@ -19,6 +19,7 @@ from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.service import Service, Store, Transaction
 from memtui.textsafe import literal, one_line
+from memtui.tui.editable import shown, typed
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
 from memtui.tui.provenance_view import wording_text
@@ -107,6 +108,7 @@ class MergeScreen(GuardedHandlers, Screen[None]):
         self.now = service.now()
         self.strategy = "rule"
         self.own_text: str | None = None
+        self._shown_from = ""  # the wording the editor shows (escaped) when memtui filled it
         self.problem: str | None = None  # why the merge cannot be made as it stands
         self._programmatic = False
         self._preview_timer: Timer | None = None
@@ -138,8 +140,11 @@ class MergeScreen(GuardedHandlers, Screen[None]):
     def on_mount(self) -> None:
         self.refresh_preview()
 
+    def _own_content(self) -> str | None:
+        return None if self.own_text is None else typed(self.own_text, self._shown_from)
+
     def preview(self) -> tuple[Memory, list[Memory]]:
-        content = self.own_text if self.strategy == "own" else None
+        content = self._own_content() if self.strategy == "own" else None
         strategy = "keep-base" if self.strategy == "keep-base" else "rule"
         return self.service.preview_merge(
             self.store, [m.id for m in self.members], strategy=strategy, content=content
@@ -165,7 +170,8 @@ class MergeScreen(GuardedHandlers, Screen[None]):
         if self.strategy != "own":
             editor = self.query_one("#editor", TextArea)
             self._programmatic = True
-            editor.text = merged.content
+            editor.text = shown(merged.content)
+            self._shown_from = merged.content
         wording = self.service.wording_provenance(merged.content, self.members)
         ids = [m.id for m in self.members]
         body.update(
@@ -236,7 +242,7 @@ class MergeScreen(GuardedHandlers, Screen[None]):
         )
         ids = [m.id for m in self.members]
         strategy = "keep-base" if self.strategy == "keep-base" else "rule"
-        content = self.own_text if self.strategy == "own" else None
+        content = self._own_content() if self.strategy == "own" else None
 
         def job(store: Store) -> Transaction:
             return self.service.merge(store, ids, strategy=strategy, content=content)
