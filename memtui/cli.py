@@ -183,6 +183,8 @@ def cmd_edit(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_history(args: argparse.Namespace, svc: Service) -> int:
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be 1 or more")
     store = svc.open(args.store)
     undone = store.undone()
     history = store.history()

@@ -128,6 +128,15 @@ def cmd_apply(args: argparse.Namespace, svc: Service) -> int:
         store,
         tx,
     )
+    if not args.only:
+        chosen = set(approved) | skip
+        waiting = [a.kind for a in plan.actions if a.id not in chosen]
+        if waiting:
+            print(
+                f"left out {len(waiting)} actions that wait for a decision "
+                f"({kind_counts(waiting)}): approve them in the plan screen, or name them "
+                "with --only"
+            )
     return 0
 
 

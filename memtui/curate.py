@@ -261,12 +261,13 @@ def _plan_bytes(path: str) -> bytes:
         raise MemtuiError(f"{path}: no such plan file") from None
     except OSError as e:
         raise MemtuiError(f"{path}: cannot read it ({e.strerror})") from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
         if stat.S_ISDIR(st.st_mode):
             raise MemtuiError(f"{path}: is a directory, not a plan file")
-        if not stat.S_ISREG(st.st_mode):
-            raise MemtuiError(f"{path}: is not a regular file; plans are read from files only")
+        raise MemtuiError(f"{path}: is not a regular file; plans are read from files only")
+    with os.fdopen(fd, "rb") as f:
         if st.st_size > PLAN_SIZE_LIMIT:
             raise MemtuiError(
                 f"{path}: is {st.st_size:,} bytes, over the plan size limit of "

@@ -262,19 +262,27 @@ class Service:
         path = path or locations.demo_store()
         if fresh or size is not None or seed is not None or not path.exists():
             self._replace_demo(path, size or DEFAULT_DEMO_SIZE, 7 if seed is None else seed)
-        return self.open(path)
+            return self.open(path)
+        store = self._demo_store(path)
+        self._opened.append(store)
+        return store
+
+    def _demo_store(self, path: Path) -> FileStore:
+        """The demo store at `path`; refused when that file is another store."""
+        old = FileStore.open(path, self.settings.keep_backups)
+        meta = old.document().header.get("meta", {})
+        if old.format_name != "native" or not isinstance(meta, dict) or not meta.get("demo"):
+            raise MemtuiError(
+                f"{path}: exists and is not a memtui demo store; choose another --out"
+            )
+        return old
 
     def _replace_demo(self, path: Path, size: int, seed: int) -> None:
         if size < 1 or size > DEMO_MAX_SIZE:
             raise MemtuiError(f"the demo size must be between 1 and {DEMO_MAX_SIZE}")
         now = self.now()
         if path.exists():
-            old = FileStore.open(path, self.settings.keep_backups)
-            meta = old.document().header.get("meta", {})
-            if old.format_name != "native" or not meta.get("demo"):
-                raise MemtuiError(
-                    f"{path}: exists and is not a memtui demo store; choose another --out"
-                )
+            old = self._demo_store(path)
             shelf = BackupShelf(
                 old.sidecar / "backups", path.suffix or ".json", self.settings.keep_backups
             )
@@ -708,6 +716,8 @@ class Service:
     def export_labels(self, labels: Sequence[Label], dest: Path) -> None:
         if dest.exists():
             raise MemtuiError(f"{dest}: exists; not overwriting it")
+        if not dest.parent.is_dir():
+            raise MemtuiError(f"{dest}: its folder does not exist; nothing was exported")
         LabelFile(dest).add(labels)
 
     def label(self, store: Store, ids: Sequence[str], same: bool) -> Label:

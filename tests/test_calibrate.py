@@ -59,6 +59,10 @@ def test_labels_live_beside_the_store_and_survive_changes(tmp_path: Path, cli: C
     assert cli("labels", path, "--export", exported).code == 0
     assert [json.loads(line) for line in exported.read_text().splitlines()] == labels
     assert cli("labels", path, "--export", exported).code == 1  # never overwrites
+    nowhere = tmp_path / "no" / "such" / "folder" / "labels.jsonl"
+    refused = cli("labels", path, "--export", nowhere)
+    assert refused.code == 1 and "its folder does not exist" in refused.err
+    assert not (tmp_path / "no").exists()
 
 
 def test_calibrate_reports_each_threshold_and_recommends_one_that_meets_the_target(

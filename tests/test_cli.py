@@ -79,9 +79,10 @@ def test_demo_is_deterministic_for_a_seed(tmp_path: Path, cli: Cli) -> None:
 def test_demo_refuses_to_overwrite_a_store_that_is_not_a_demo(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "mine.json"
     out.write_bytes((FIXTURES / "example-store.json").read_bytes())
-    result = cli("demo", "--out", out, "--no-tui", "--fresh")
-    assert result.code == 1 and "not a memtui demo store" in result.err
-    assert out.read_bytes() == (FIXTURES / "example-store.json").read_bytes()
+    for extra in (["--fresh"], []):  # regenerating it, or opening it as the demo
+        result = cli("demo", "--out", out, "--no-tui", *extra)
+        assert result.code == 1 and "not a memtui demo store" in result.err
+        assert out.read_bytes() == (FIXTURES / "example-store.json").read_bytes()
 
 
 def test_stats_json_shape(cli: Cli) -> None:
@@ -181,6 +182,10 @@ def test_history_undo_backups_rollback(fixture_copy: Callable[[str], Path], cli:
     cli("edit", path, "9", "--status", "archived", "--reason", "stale")
     history = json.loads(cli("history", path, "--json").out)
     assert [h["id"] for h in history] == [2, 1]
+    assert [h["id"] for h in json.loads(cli("history", path, "--json", "--limit", "1").out)] == [2]
+    for bad in ("0", "-3"):
+        refused = cli("history", path, "--limit", bad)
+        assert refused.code == 2 and "--limit must be 1 or more" in refused.err
     assert history[0] == {
         "id": 2,
         "at": "2026-11-30T12:00:00Z",

@@ -282,6 +282,7 @@ def test_plans_are_read_only_from_regular_files(
     unchanged = _untouched(path)
     _one_line_error(cli("apply", path, fifo, "--yes"), str(fifo), "not a regular file")
     _one_line_error(cli("apply", path, "/dev/zero", "--yes"), "/dev/zero", "not a regular file")
+    _one_line_error(cli("apply", path, tmp_path, "--yes"), str(tmp_path), "is a directory")
     huge = tmp_path / "huge.json"
     with open(huge, "wb") as f:
         f.truncate(PLAN_SIZE_LIMIT + 1)  # sparse: no disk, no memory
