@@ -25,6 +25,7 @@ from memtui.times import format_iso
 from memtui.views import (
     age_text,
     backup_record,
+    counted,
     entries,
     memory_record,
     parse_statuses,
@@ -82,7 +83,10 @@ def cmd_stats(args: argparse.Namespace, svc: Service) -> int:
             print(f"  {label:<11} {pairs}")
     if stats["oldest"]:
         print(f"  created     {stats['oldest']} … {stats['newest']}")
-    print(f"  ledger      {stats['transactions']} transactions, {stats['backups']} backups")
+    print(
+        f"  ledger      {counted(stats['transactions'], 'transaction')}, "
+        f"{counted(stats['backups'], 'backup')}"
+    )
     return 0
 
 
@@ -230,7 +234,7 @@ def cmd_compact(args: argparse.Namespace, svc: Service) -> int:
         return 0
     print(
         f"compacted {args.store}: {done.bytes_before:,} → {done.bytes_after:,} bytes; "
-        f"{done.kept} transactions kept (undoable)"
+        f"{counted(done.kept, 'transaction')} kept (undoable)"
     )
     if done.moved:
         print(f"{done.moved} older transactions moved to {done.archive}")
@@ -311,7 +315,8 @@ def cmd_doctor(args: argparse.Namespace, svc: Service) -> int:
     if not problems:
         print(
             f"{literal(str(store.path))}: no problems found ({store.format_name} store, "
-            f"{len(store.transactions())} transactions, {len(store.backups())} backups)"
+            f"{counted(len(store.transactions()), 'transaction')}, "
+            f"{counted(len(store.backups()), 'backup')})"
         )
         return 0
     for line in problems:

@@ -176,5 +176,10 @@ def entries(n: int) -> str:
     return f"{n} entr{'y' if n == 1 else 'ies'}"
 
 
+def counted(n: int, noun: str) -> str:
+    """ "1 transaction", "3 transactions" (`entries` for entry)."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"

@@ -220,7 +220,7 @@ class CommitFlow(App[None]):
         body = Text(f"{verb} #{tx.id} ({tx.kind}): ", style="bold")
         body.append(one_line(tx.reason))
         body.append(
-            f"\n\n{len(tx.changes)} entries go back to how they were before it. This is "
+            f"\n\n{entries(len(tx.changes))} go back to how they were before it. This is "
             "itself a transaction, with a backup, and can be undone."
         )
 

@@ -22,7 +22,7 @@ from memtui.tui.diff import record_change
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
 from memtui.tui.messages import CommitFailed, LedgerRead
-from memtui.views import entries, shorten
+from memtui.views import counted, entries, shorten
 
 
 def transaction_label(tx: Transaction, undone_by: int | None) -> Text:
@@ -159,7 +159,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
                 )
                 options.add_option(Option(label, id=backup.name))
         else:
-            title.append(f"{len(self.transactions)} transactions", style="bold")
+            title.append(counted(len(self.transactions), "transaction"), style="bold")
             title.append(
                 " · u undoes the highlighted one (an undo: redoes) · b shows backups", style="dim"
             )
