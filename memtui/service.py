@@ -41,7 +41,7 @@ from memtui.engine.calibration import (
 )
 from memtui.engine.candidates import Pair, candidate_pairs
 from memtui.engine.decay import MODELS as DECAY_MODELS
-from memtui.engine.decay import DecayModel, model
+from memtui.engine.decay import DecayModel, decay_for, model
 from memtui.engine.embedded import Embeddings
 from memtui.engine.grouping import Group, group_entries
 from memtui.engine.ids import TakenIds
@@ -587,9 +587,7 @@ class Service:
 
     def decay_model(self, profile: Profile, name: str | None = None) -> DecayModel:
         """The profile's decay model, or the one named (at its own default rate)."""
-        return model(
-            name or profile.decay_model or "longterm", None if name else profile.decay_rate
-        )
+        return decay_for(profile, name) or model("longterm", profile.decay_rate)
 
     # -- plans --------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from types import UnionType
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from memtui.engine.choices import (
     EXPIRE_KINDS,
@@ -32,6 +32,9 @@ from memtui.engine.choices import (
     Method,
 )
 from memtui.errors import MemtuiError
+
+if TYPE_CHECKING:
+    from memtui.engine.planner import Step
 
 PROFILE_NAMES = ("pi", "longterm", "thesearch", "default")
 DEFAULT_FOR_FORMAT = {"pi": "pi", "longterm": "longterm", "native": "default"}
@@ -114,6 +117,14 @@ class Profile:
     """Entries this similar (and three or more together) are offered to the LLM for insights."""
 
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """What planning with this profile does, in order (engine/planner.py `steps_for`):
+        the choices above (`decay_model`, `merge_rule`, `expire_kind`, …) pick the steps."""
+        from memtui.engine.planner import steps_for
+
+        return steps_for(self)
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
