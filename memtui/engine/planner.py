@@ -7,6 +7,7 @@ each action records the earlier actions on the same entries as its dependencies.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -377,10 +378,12 @@ def redo_pi_dedupe(plan: Plan, memories: Sequence[Memory]) -> Plan:
     next_id = max((int(a.id[1:]) for a in others), default=0)
     before = len(b.actions)
     _pi_dedupe(b, plan.now, merges)
-    for n, action in enumerate(b.actions[before:], start=1):
-        action.id = f"a{next_id + n}"  # after every id the plan already uses
-    plan.actions = b.actions
-    return plan
+    # after every id the plan already uses
+    added = [
+        dataclasses.replace(a, id=f"a{next_id + n}")
+        for n, a in enumerate(b.actions[before:], start=1)
+    ]
+    return dataclasses.replace(plan, actions=[*others, *added])
 
 
 def _pi_dedupe(b: _Builder, now: datetime, merges: list[str]) -> None:
