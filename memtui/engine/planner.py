@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -287,6 +287,34 @@ def _group_scores(
     return out
 
 
+Scored = list[tuple[str, str, float]]
+
+
+def _each_group(
+    b: _Builder, groups: list[list[str]], scored: Scored
+) -> Iterator[tuple[list[str], list[Memory], list[float]]]:
+    """Each group with its members as the earlier actions left them and its pairs' scores."""
+    for group, scores in zip(groups, _group_scores(groups, scored), strict=True):
+        yield group, [b.current[i] for i in group], scores
+
+
+def _absorbed(
+    survivor: Memory,
+    members: Sequence[Memory],
+    now: datetime,
+    *,
+    boost: float = 0.0,
+    max_paths: int = 10**6,
+    max_tags: int = 10**6,
+) -> list[Memory]:
+    """The survivor having taken in the other members, then the others, retired into it."""
+    others = [m for m in members if m is not survivor]
+    kept, retired = absorb_entries(
+        survivor, others, now=now, boost=boost, max_paths=max_paths, max_tags=max_tags
+    )
+    return [kept, *retired]
+
+
 def _live(b: _Builder, ident: str) -> bool:
     return b.current[ident].status is Status.ACTIVE and ident not in b.locked
 
@@ -299,16 +327,13 @@ def _pi_absorb_and_merge(run: PlanRun) -> None:
     b, profile, pairs, now = run.b, run.profile, run.pairs, run.now
     merged_text = run.merged_text
     assert profile.merge_threshold is not None
-    merge_pairs = [(p.a, p.b) for p in pairs if p.score >= profile.merge_threshold]
-    groups = clusters(merge_pairs, b.order, profile.cluster_min, profile.cluster_max)
-    score_of = {(p.a, p.b): p.score for p in pairs}
+    merge_pairs = [(p.a, p.b, p.score) for p in pairs if p.score >= profile.merge_threshold]
+    groups = _clusters(b, merge_pairs, profile.cluster_min)
     if profile.absorb_threshold is not None:
         # an opt-in memtui rule (pi absorbs only as a new memory arrives, in its extractor)
-        _pi_absorb(b, profile, pairs, groups, score_of, now)
-    group_scores = _group_scores(groups, ((x, y, score_of[(x, y)]) for x, y in merge_pairs))
+        _pi_absorb(b, profile, pairs, groups, now)
     merged_any: list[str] = []
-    for group, scores in zip(groups, group_scores, strict=True):
-        members = [b.current[i] for i in group]
+    for group, members, scores in _each_group(b, groups, merge_pairs):
         if merged_text is not None:
             answer = pi_answer(merged_text(members))
             if answer is None:
@@ -416,42 +441,44 @@ def _pi_absorb(
     profile: Profile,
     pairs: list[Pair],
     groups: list[list[str]],
-    score_of: dict[tuple[str, str], float],
     now: datetime,
 ) -> None:
     assert profile.absorb_threshold is not None
     in_cluster = {i for g in groups for i in g}
     # pi absorbs a near-identical pair as it arrives; here: the ones its clusters leave out
     high = [
-        (p.a, p.b)
+        (p.a, p.b, p.score)
         for p in pairs
         if p.score >= profile.absorb_threshold and p.a not in in_cluster and p.b not in in_cluster
     ]
-    high_groups = capped_components(
-        [(x, y, score_of[(x, y)]) for x, y in high], b.order, profile.cluster_max
-    )
-    high_scores = _group_scores(high_groups, ((x, y, score_of[(x, y)]) for x, y in high))
-    for group, scores in zip(high_groups, high_scores, strict=True):
-        members = [b.current[i] for i in group]
+    high_groups = capped_components(high, b.order, b.cap)
+    for group, members, scores in _each_group(b, high_groups, high):
         survivor = min(members, key=lambda m: (m.created_at or now, b.position[m.id]))
-        others = [m for m in members if m is not survivor]
-        kept, retired = absorb_entries(
-            survivor,
-            others,
-            now=now,
-            boost=profile.absorb_boost,
-            max_paths=profile.max_paths,
-            max_tags=profile.max_tags,
-        )
         b.add(
             "absorb",
             group,
-            [kept, *retired],
+            _absorbed(
+                survivor,
+                members,
+                now,
+                boost=profile.absorb_boost,
+                max_paths=profile.max_paths,
+                max_tags=profile.max_tags,
+            ),
             f"pi: similarity ≥ {profile.absorb_threshold:g}",
             _span(scores),
             f"{len(group)} near-identical entries (pi similarity {max(scores):.2f}): the older "
             f"keeps its wording and gains tags, paths and importance +{profile.absorb_boost:g}.",
         )
+
+
+def _clusters(b: _Builder, scored: Scored, min_size: int) -> list[list[str]]:
+    """Connected groups of `min_size` up to the cap; larger ones are left out (pi, longterm)."""
+    return clusters([(x, y) for x, y, _ in scored], b.order, min_size, b.cap)
+
+
+def _most_important(b: _Builder, members: Sequence[Memory]) -> Memory:
+    return max(members, key=lambda m: (m.importance, -b.position[m.id]))
 
 
 def _whose(members: Sequence[Memory]) -> str:
@@ -464,21 +491,12 @@ def _whose(members: Sequence[Memory]) -> str:
 def _longterm_absorb_and_merge(run: PlanRun) -> None:
     b, profile, pairs, now = run.b, run.profile, run.pairs, run.now
     assert profile.absorb_threshold is not None and profile.merge_threshold is not None
-    score_of = {(p.a, p.b): p.score for p in pairs}
-    high = [(p.a, p.b) for p in pairs if p.score >= profile.absorb_threshold]
-    high_groups = capped_components(
-        [(x, y, score_of[(x, y)]) for x, y in high], b.order, profile.cluster_max
-    )
-    high_scores = _group_scores(high_groups, ((x, y, score_of[(x, y)]) for x, y in high))
-    for group, scores in zip(high_groups, high_scores, strict=True):
-        members = [b.current[i] for i in group]
-        survivor = max(members, key=lambda m: (m.importance, -b.position[m.id]))
-        others = [m for m in members if m is not survivor]
-        kept, retired = absorb_entries(survivor, others, now=now, max_paths=10**6, max_tags=10**6)
+    high = [(p.a, p.b, p.score) for p in pairs if p.score >= profile.absorb_threshold]
+    for group, members, scores in _each_group(b, capped_components(high, b.order, b.cap), high):
         b.add(
             "absorb",
             group,
-            [kept, *retired],
+            _absorbed(_most_important(b, members), members, now),
             f"{profile.method} ≥ {profile.absorb_threshold:g}",
             _span(scores),
             f"{len(group)} duplicates ({profile.method} {max(scores):.2f}): the most important "
@@ -486,14 +504,11 @@ def _longterm_absorb_and_merge(run: PlanRun) -> None:
         )
     upper = profile.merge_below if profile.merge_below is not None else math.inf
     middle = [
-        (p.a, p.b)
+        (p.a, p.b, p.score)
         for p in pairs
         if profile.merge_threshold <= p.score < upper and _live(b, p.a) and _live(b, p.b)
     ]
-    merge_groups = clusters(middle, b.order, profile.cluster_min, profile.cluster_max)
-    merge_scores = _group_scores(merge_groups, ((x, y, score_of[(x, y)]) for x, y in middle))
-    for group, scores in zip(merge_groups, merge_scores, strict=True):
-        members = [b.current[i] for i in group]
+    for group, members, scores in _each_group(b, _clusters(b, middle, profile.cluster_min), middle):
         merged, retired = merge_entries(
             members,
             new_id=b.ids.new("|".join(group)),
@@ -546,15 +561,16 @@ def _memtui_absorb_and_merge(run: PlanRun) -> None:
                 f"{profile.cluster_max}): raise the merge line to make it tighter."
             )
         if group.weakest >= absorb_line:
-            survivor = max(members, key=lambda m: (m.importance, -b.position[m.id]))
-            others = [m for m in members if m is not survivor]
-            kept, retired = absorb_entries(
-                survivor, others, now=now, max_paths=profile.max_paths, max_tags=profile.max_tags
-            )
             b.add(
                 "absorb",
                 group.members,
-                [kept, *retired],
+                _absorbed(
+                    _most_important(b, members),
+                    members,
+                    now,
+                    max_paths=profile.max_paths,
+                    max_tags=profile.max_tags,
+                ),
                 f"memtui: every pair ≥ {absorb_line:g}",
                 scores,
                 f"{len(members)} duplicates (memtui similarity ≥ {group.weakest:.2f} for every "
@@ -738,16 +754,12 @@ def _thesearch_merge(run: PlanRun) -> None:
         combined = w * jaro_winkler(_title(a), _title(c)) + (1 - w) * p.score
         if combined > profile.thesearch_merge_score:
             strong.append((p.a, p.b, combined))
-    groups = capped_components(strong, b.order, profile.cluster_max)
-    for group, scores in zip(groups, _group_scores(groups, strong), strict=True):
-        members = [b.current[i] for i in group]
+    for group, members, scores in _each_group(b, capped_components(strong, b.order, b.cap), strong):
         winner = max(members, key=lambda m: effective_weight(m, now, decay))
-        others = [m for m in members if m is not winner]
-        kept, retired = absorb_entries(winner, others, now=now, max_paths=10**6, max_tags=10**6)
         b.add(
             "merge",
             group,
-            [kept, *retired],
+            _absorbed(winner, members, now),
             f"{w:g}·jaro-winkler(title) + {1 - w:g}·cosine > {profile.thesearch_merge_score:g}",
             _span(scores),
             f"{len(group)} entries say the same (score {max(scores):.2f}): the one with the "
