@@ -27,8 +27,7 @@ from typing import Any
 
 import httpx
 
-from memtui.engine.candidates import candidate_pairs
-from memtui.engine.clusters import components
+from memtui.engine.grouping import pair_components
 from memtui.engine.ids import IdMaker
 from memtui.engine.plan import Action, Plan
 from memtui.engine.planner import redo_pi_dedupe
@@ -375,11 +374,8 @@ async def _judge(
 
 
 def _insight_clusters(memories: Sequence[Memory], profile: Profile) -> list[list[Memory]]:
-    active = [m for m in memories if m.status is Status.ACTIVE]
-    pairs = candidate_pairs(active, profile.method, profile.insight_threshold)
-    by_id = {m.id: m for m in active}
-    groups = components([(p.a, p.b) for p in pairs], [m.id for m in active])
-    return [[by_id[i] for i in g[:INSIGHT_MAX_MEMBERS]] for g in groups if len(g) >= 3]
+    groups = pair_components(memories, profile.method, profile.insight_threshold)
+    return [g[:INSIGHT_MAX_MEMBERS] for g in groups if len(g) >= 3]
 
 
 async def _insight(
