@@ -244,7 +244,8 @@ def active_pairs(
 def pair_components(
     memories: Sequence[Memory], method: str, threshold: float
 ) -> list[list[Memory]]:
-    """The connected groups the active entries' candidate pairs make, in store order."""
+    """The connected groups (two or more) the active entries' candidate pairs make, in store
+    order."""
     live, pairs = active_pairs(memories, method, threshold)
     by_id = {m.id: m for m in live}
     found = components(((p.a, p.b) for p in pairs), [m.id for m in live])
