@@ -821,13 +821,12 @@ class Service:
             )
         pairs = [(texts[a], texts[b]) for a, b in decided]
         verdicts = list(decided.values())
-        corpus = [m.content for m in store.memories()]
         results = []
         for method in methods or METHODS:
             if method == EMBED_METHOD:
                 scores = self._embedded_pair_scores(store, pairs)
             elif method in METHODS:
-                scores = score_text_pairs(pairs, method, corpus)
+                scores = score_text_pairs(pairs, method)
             else:
                 known = ", ".join(CALIBRATION_METHODS)
                 raise MemtuiError(f"unknown method {method!r} (use {known})")

@@ -248,12 +248,10 @@ def _eligible(b: _Builder, profile: Profile) -> list[Memory]:
 def _lowest_line(profile: Profile) -> float:
     """The lowest score any of the profile's pair rules looks at."""
     floors = [profile.merge_threshold, profile.absorb_threshold, profile.conflict_low]
-    floors.append(MERGE_RULE_STEPS[profile.merge_rule].floor(profile))
+    own = MERGE_RULE_STEPS[profile.merge_rule].floor
+    if own is not None:
+        floors.append(own(profile))
     return min(f for f in floors if f is not None)
-
-
-def _no_floor(profile: Profile) -> None:
-    return None
 
 
 def _thesearch_floor(profile: Profile) -> float:
@@ -860,7 +858,7 @@ class RuleSteps:
     """What a merge rule brings to a profile's steps."""
 
     merge: Step
-    floor: Callable[[Profile], float | None] = _no_floor
+    floor: Callable[[Profile], float] | None = None
     """A score line of the rule's own below which the candidate search need not look."""
     conflicts: bool = True
     """Whether the profile's conflict line applies (thesearch finds none: it deprecates)."""
