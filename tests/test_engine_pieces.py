@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 
@@ -15,10 +15,11 @@ from memtui.engine.llm_strategies import improve_plan
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import get_profile
 from memtui.llm import LlmClient, LlmSettings, MemoryCache
-from memtui.model import Memory, Status
+from memtui.model import Status
 from memtui.times import parse_iso_or_none
 from tests.conftest import NOW
 from tests.fake_llm import FakeLLM, answer
+from tests.test_llm import _identity as _entry
 
 
 @pytest.mark.parametrize(
@@ -47,26 +48,13 @@ def test_decay_for_the_profile_or_a_named_model() -> None:
     assert named is not None and (named.name, named.rate) == ("pi", 0.95)
 
 
-def _entry(ident: str, content: str, days: int, status: Status = Status.ACTIVE) -> Memory:
-    when = NOW - timedelta(days=days)
-    return Memory(
-        id=ident,
-        content=content,
-        category="identity",
-        importance=0.8,
-        created_at=when,
-        last_accessed_at=when,
-        last_decayed_at=NOW,
-        user_id="u1",
-        status=status,
-    )
-
-
 def test_active_pairs_and_components_leave_other_statuses_out() -> None:
     memories = [
         _entry("1", "user lives in berlin and works at a startup", 90),
         _entry("2", "user lives in berlin and works at a startup now", 60),
-        _entry("3", "user lives in berlin and works at a startup today", 2, Status.ARCHIVED),
+        _entry("3", "user lives in berlin and works at a startup today", 2).with_(
+            status=Status.ARCHIVED
+        ),
         _entry("4", "the cat is called miso", 5),
     ]
     live, pairs = active_pairs(memories, "tf-cosine", 0.5)

@@ -68,6 +68,10 @@ def _memories_block(members: Sequence[Memory]) -> str:
     return "<memories>\n" + json.dumps(rows, ensure_ascii=False, indent=1) + "\n</memories>"
 
 
+def _messages(system: str, user: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
 # -- merge --------------------------------------------------------------------------------------
 
 
@@ -79,10 +83,7 @@ def merge_messages(members: Sequence[Memory], max_chars: int) -> list[dict[str, 
         "else the newest. If they are not about one topic, do not merge them. "
         'Reply {"mergedContent": "<the merged memory>"} or {"mergedContent": null}. ' + _DATA_RULE
     )
-    return [
-        {"role": "system", "content": system},
-        {"role": "user", "content": _memories_block(members)},
-    ]
+    return _messages(system, _memories_block(members))
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +123,7 @@ def conflict_messages(newer: Memory, older: Sequence[Memory]) -> list[dict[str, 
         "(an empty list when it contradicts none). " + _DATA_RULE
     )
     user = "NEW:\n" + _memories_block([newer]) + "\n\nOLDER:\n" + _memories_block(older)
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return _messages(system, user)
 
 
 def conflict_validator(candidates: Sequence[str]) -> Callable[[Any], list[str]]:
@@ -150,10 +151,7 @@ def insight_messages(members: Sequence[Memory], max_chars: int) -> list[dict[str
         'Reply {"insight": "<the insight>", "confidence": <0 to 1>}, or '
         '{"insight": null, "confidence": 0} when there is none. ' + _DATA_RULE
     )
-    return [
-        {"role": "system", "content": system},
-        {"role": "user", "content": _memories_block(members)},
-    ]
+    return _messages(system, _memories_block(members))
 
 
 @dataclass(frozen=True, slots=True)
