@@ -39,11 +39,11 @@ from memtui.engine.calibration import (
     score_embedded_pairs,
     score_text_pairs,
 )
-from memtui.engine.candidates import Pair, candidate_pairs
+from memtui.engine.candidates import Pair
 from memtui.engine.decay import MODELS as DECAY_MODELS
-from memtui.engine.decay import DecayModel, model
+from memtui.engine.decay import DecayModel, decay_for, model
 from memtui.engine.embedded import Embeddings
-from memtui.engine.grouping import Group, group_entries
+from memtui.engine.grouping import Group, active_pairs, group_entries
 from memtui.engine.ids import TakenIds
 from memtui.engine.plan import KINDS, Action, Plan, closure
 from memtui.engine.planner import Cancelled, Progress, make_plan
@@ -72,7 +72,7 @@ from memtui.stores.pi_format import PI_CONTENT_CAP, PI_TYPES
 from memtui.stores.postgres import is_postgres_location, open_postgres_store
 from memtui.stores.store import Store as FileStore
 from memtui.stores.transfer import ExportReport
-from memtui.times import parse_iso
+from memtui.times import parse_iso_or_none
 
 DEMO_MAX_SIZE = 2_000_000
 # what `calibrate` can measure: every method, and `memtui` with local embeddings (the extra)
@@ -124,10 +124,7 @@ def clock_from_env() -> datetime:
 
 def parse_time(text: str, what: str) -> datetime:
     """A user-given RFC 3339 time, or a one-line error naming `what`."""
-    try:
-        when = parse_iso(text)
-    except ValueError:
-        when = None
+    when = parse_iso_or_none(text)
     if when is None:
         raise MemtuiError(f"{what} {text!r} is not an RFC 3339 time")
     return when
@@ -568,9 +565,8 @@ class Service:
         """Pairs of active entries at or above the threshold, and the groups a person reviews:
         average linkage (a chain of unrelated entries never shows as one group), none over the
         profile's cap (an oversized group is shown in pieces that say so)."""
-        active = [m for m in memories if m.status is Status.ACTIVE]
         return group_entries(
-            active,
+            memories,
             method,
             threshold,
             linkage="average",
@@ -587,17 +583,14 @@ class Service:
         method = method or profile.method
         if threshold is None:
             threshold = profile.merge_threshold or 0.8
-        active = [m for m in store.memories() if m.status is Status.ACTIVE]
-        return candidate_pairs(active, method, threshold), method, threshold
+        return active_pairs(store.memories(), method, threshold)[1], method, threshold
 
     def similarity(self, a: str, b: str, method: str) -> float:
         return text_similarity(a, b, method)
 
     def decay_model(self, profile: Profile, name: str | None = None) -> DecayModel:
         """The profile's decay model, or the one named (at its own default rate)."""
-        return model(
-            name or profile.decay_model or "longterm", None if name else profile.decay_rate
-        )
+        return decay_for(profile, name) or model("longterm", profile.decay_rate)
 
     # -- plans --------------------------------------------------------------------------------
 
@@ -773,13 +766,13 @@ class Service:
         profile = self.profile(store)
         method = profile.method
         line = profile.merge_threshold or 0.8
-        active = [m for m in store.memories() if m.status is Status.ACTIVE]
-        by_id = {m.id: m for m in active}
         decided = _decided_pairs(self.labels(store))
         low, high = max(0.01, line - band), min(1.0, line + band)
         above: list[tuple[float, str, str, float]] = []
         below: list[tuple[float, str, str, float]] = []
-        for p in candidate_pairs(active, method, low):
+        active, pairs = active_pairs(store.memories(), method, low)
+        by_id = {m.id: m for m in active}
+        for p in pairs:
             a, b = sorted((p.a, p.b))
             if p.score > high or (a, b) in decided or by_id[a].user_id != by_id[b].user_id:
                 continue
@@ -838,13 +831,12 @@ class Service:
             )
         pairs = [(texts[a], texts[b]) for a, b in decided]
         verdicts = list(decided.values())
-        corpus = [m.content for m in store.memories()]
         results = []
         for method in methods or METHODS:
             if method == EMBED_METHOD:
                 scores = self._embedded_pair_scores(store, pairs)
             elif method in METHODS:
-                scores = score_text_pairs(pairs, method, corpus)
+                scores = score_text_pairs(pairs, method)
             else:
                 known = ", ".join(CALIBRATION_METHODS)
                 raise MemtuiError(f"unknown method {method!r} (use {known})")

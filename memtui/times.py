@@ -45,6 +45,14 @@ def parse_iso(text: str | None) -> datetime | None:
     return _parse_iso_slowly(text)
 
 
+def parse_iso_or_none(text: str | None) -> datetime | None:
+    """`parse_iso`, with None also for text that is not a time (for callers that name it)."""
+    try:
+        return parse_iso(text)
+    except ValueError:
+        return None
+
+
 class TimeRangeError(ValueError):
     """A valid RFC 3339 time that is not within years 1-9999 once in UTC."""
 

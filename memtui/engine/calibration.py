@@ -98,11 +98,8 @@ def calibrate(
     return MethodCalibration(method, points, recommend(points, target_precision))
 
 
-def score_text_pairs(
-    pairs: Sequence[tuple[str, str]], method: str, corpus: Sequence[str]
-) -> list[float]:
-    """Each pair's similarity under `method`; `corpus` is the store's text, for methods that
-    weigh words by how common they are there."""
+def score_text_pairs(pairs: Sequence[tuple[str, str]], method: str) -> list[float]:
+    """Each pair's similarity under `method`."""
     from memtui.engine.similarity import text_similarity
 
     return [text_similarity(a, b, method) for a, b in pairs]
@@ -121,7 +118,7 @@ def score_embedded_pairs(
     from memtui.engine.embedded import Embeddings, combined, entry_vectors, reference_cosine
     from memtui.model import Memory
 
-    lexical = score_text_pairs(pairs, "memtui", ())
+    lexical = score_text_pairs(pairs, "memtui")
     embeddings = Embeddings(model, vectors)
     out = []
     for (a, b), words in zip(pairs, lexical, strict=True):

@@ -20,10 +20,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from memtui.engine.choices import DECAY_MODELS
 from memtui.model import Memory
 from memtui.times import days_between, epoch_ms_float
+
+if TYPE_CHECKING:
+    from memtui.engine.profiles import Profile
 
 MODELS = DECAY_MODELS
 
@@ -101,3 +105,11 @@ def model(name: str, rate: float | None = None, stability_days: float = 5.0) -> 
         raise MemtuiError(f"unknown decay model {name!r} (use {', '.join(MODELS)})")
     default_rate = {"pi": 0.95, "longterm": 0.995}.get(name, 1.0)
     return DecayModel(name, rate if rate is not None else default_rate, stability_days)
+
+
+def decay_for(profile: Profile, name: str | None = None) -> DecayModel | None:
+    """The profile's decay model at the profile's rate (None when it has none), or the model
+    `name` at that model's own default rate."""
+    if name:
+        return model(name)
+    return model(profile.decay_model, profile.decay_rate) if profile.decay_model else None

@@ -28,7 +28,7 @@ from memtui.engine.clusters import components
 from memtui.engine.embedded import Embeddings, combined_matrix, entry_vectors
 from memtui.engine.lexical import vector_matrix
 from memtui.engine.similarity import memory_similarity
-from memtui.model import Memory
+from memtui.model import Memory, Status
 
 LINKAGES = _LINKAGES
 
@@ -228,6 +228,30 @@ def similarity_source(
     return pairwise
 
 
+def active_pairs(
+    memories: Sequence[Memory],
+    method: str,
+    threshold: float,
+    *,
+    embeddings: Embeddings | None = None,
+) -> tuple[list[Memory], list[Pair]]:
+    """The active entries among `memories`, and their candidate pairs (same user, ≥ threshold,
+    highest first): where the clusters, pairs and label views and the insight strategy start."""
+    live = [m for m in memories if m.status is Status.ACTIVE]
+    return live, candidate_pairs(live, method, threshold, embeddings=embeddings)
+
+
+def pair_components(
+    memories: Sequence[Memory], method: str, threshold: float
+) -> list[list[Memory]]:
+    """The connected groups (two or more) the active entries' candidate pairs make, in store
+    order."""
+    live, pairs = active_pairs(memories, method, threshold)
+    by_id = {m.id: m for m in live}
+    found = components(((p.a, p.b) for p in pairs), [m.id for m in live])
+    return [[by_id[i] for i in group] for group in found]
+
+
 def group_entries(
     memories: Sequence[Memory],
     method: str,
@@ -238,14 +262,14 @@ def group_entries(
     max_size: int = 8,
     embeddings: Embeddings | None = None,
 ) -> tuple[list[Pair], list[Group]]:
-    """The candidate pairs among `memories` (same user, ≥ threshold) and the groups `linkage`
-    makes of them: what a person reviews in the clusters view. No group is over `max_size`;
-    a piece split from a larger one says so (`split_from`)."""
-    pairs = candidate_pairs(memories, method, threshold, embeddings=embeddings)
+    """The candidate pairs among the active `memories` (same user, ≥ threshold) and the groups
+    `linkage` makes of them: what a person reviews in the clusters view. No group is over
+    `max_size`; a piece split from a larger one says so (`split_from`)."""
+    live, pairs = active_pairs(memories, method, threshold, embeddings=embeddings)
     groups = linkage_groups(
         [(p.a, p.b, p.score) for p in pairs],
-        [m.id for m in memories],
-        similarity_source({m.id: m for m in memories}, memories, method, embeddings),
+        [m.id for m in live],
+        similarity_source({m.id: m for m in live}, live, method, embeddings),
         threshold,
         linkage=linkage,
         min_size=min_size,

@@ -27,8 +27,7 @@ from typing import Any
 
 import httpx
 
-from memtui.engine.candidates import candidate_pairs
-from memtui.engine.clusters import components
+from memtui.engine.grouping import pair_components
 from memtui.engine.ids import IdMaker
 from memtui.engine.plan import Action, Plan
 from memtui.engine.planner import redo_pi_dedupe
@@ -69,6 +68,10 @@ def _memories_block(members: Sequence[Memory]) -> str:
     return "<memories>\n" + json.dumps(rows, ensure_ascii=False, indent=1) + "\n</memories>"
 
 
+def _messages(system: str, user: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
 # -- merge --------------------------------------------------------------------------------------
 
 
@@ -80,10 +83,7 @@ def merge_messages(members: Sequence[Memory], max_chars: int) -> list[dict[str, 
         "else the newest. If they are not about one topic, do not merge them. "
         'Reply {"mergedContent": "<the merged memory>"} or {"mergedContent": null}. ' + _DATA_RULE
     )
-    return [
-        {"role": "system", "content": system},
-        {"role": "user", "content": _memories_block(members)},
-    ]
+    return _messages(system, _memories_block(members))
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +123,7 @@ def conflict_messages(newer: Memory, older: Sequence[Memory]) -> list[dict[str, 
         "(an empty list when it contradicts none). " + _DATA_RULE
     )
     user = "NEW:\n" + _memories_block([newer]) + "\n\nOLDER:\n" + _memories_block(older)
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return _messages(system, user)
 
 
 def conflict_validator(candidates: Sequence[str]) -> Callable[[Any], list[str]]:
@@ -151,10 +151,7 @@ def insight_messages(members: Sequence[Memory], max_chars: int) -> list[dict[str
         'Reply {"insight": "<the insight>", "confidence": <0 to 1>}, or '
         '{"insight": null, "confidence": 0} when there is none. ' + _DATA_RULE
     )
-    return [
-        {"role": "system", "content": system},
-        {"role": "user", "content": _memories_block(members)},
-    ]
+    return _messages(system, _memories_block(members))
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,16 +187,8 @@ def insight_validator(max_chars: int) -> Callable[[Any], InsightAnswer]:
 Progress = Callable[[int, int], None]
 
 
-def _copy(action: Action) -> Action:
-    return dataclasses.replace(
-        action,
-        targets=list(action.targets),
-        before=list(action.before),
-        after=list(action.after),
-        scores=dict(action.scores),
-        depends_on=list(action.depends_on),
-        details=dict(action.details),
-    )
+Changes = dict[str, Action | None]
+"""What a strategy makes of some of the plan's actions, by id: a new action, or None to drop it."""
 
 
 async def improve_plan(
@@ -218,8 +207,8 @@ async def improve_plan(
         from memtui.errors import MemtuiError
 
         raise MemtuiError(f"unknown LLM strategy {unknown[0]!r} (use {', '.join(STRATEGIES)})")
-    # the strategies work on copies: the caller's plan stays as it was
-    actions = [_copy(a) for a in plan.actions]
+    # the strategies build new actions: the caller's plan stays as it was
+    actions = plan.actions
     model = client.settings.model
     jobs: list[Any] = []
     done = 0
@@ -243,19 +232,20 @@ async def improve_plan(
             for cluster in _insight_clusters(memories, profile):
                 jobs.append(_insight(cluster, client, http, model, tick, insight_actions))
         results = await asyncio.gather(*jobs)
-    dropped = {ident for result in results if isinstance(result, set) for ident in result}
-    kept = [a for a in actions if a.id not in dropped]
+    changes: Changes = {k: v for result in results if result for k, v in result.items()}
+    kept = [a for a in (changes.get(a.id, a) for a in actions) if a is not None]
     maker = IdMaker(plan.store_format, {m.id for m in memories}, now)
     next_id = max((int(a.id[1:]) for a in kept), default=0)
     for action in insight_actions:
         next_id += 1
-        action.id = f"a{next_id}"
+        action = dataclasses.replace(action, id=f"a{next_id}")
         if action.after:
             new = action.after[0]
             fresh = maker.new(new.content)
             status = Status.ACTIVE if plan.store_format == "pi" else Status.PROPOSED
-            action.after = [new.with_(id=fresh, status=status)]
-            action.targets = [fresh]
+            action = dataclasses.replace(
+                action, after=[new.with_(id=fresh, status=status)], targets=[fresh]
+            )
         kept.append(action)
     params = {
         **plan.params,
@@ -286,37 +276,49 @@ def _is_new_merge(action: Action) -> bool:
 
 async def _merge(
     action: Action, client: LlmClient, http: httpx.AsyncClient, model: str, tick: Callable[[], None]
-) -> None:
+) -> Changes:
+    """The merge worded by the model, left to a decision on its veto or failure."""
     limit = client.settings.merge_max_chars
     try:
         answer = await client.chat_json(
             http, merge_messages(action.before, limit), merge_validator(limit)
         )
     except LlmError as e:
-        action.needs_decision = True
-        action.details = {**action.details, "model": model, "error": str(e), "error_kind": e.kind}
-        action.reason += f" The model could not be asked ({e.kind}: {e}); decide on the rule merge."
         tick()
-        return
-    action.details = {**action.details, "model": model, "request_hash": answer.request_hash}
-    if answer.value.content is None:
-        action.needs_decision = True
-        action.actor = "llm"
-        action.reason = (
-            f"The model ({model}) says these {len(action.before)} entries are not one "
-            "topic: left unmerged unless you approve the rule merge."
-        )
-    else:
-        before = {m.id for m in action.before}
-        action.after = [
-            m.with_(content=answer.value.content) if m.id not in before else m for m in action.after
-        ]
-        action.actor = "llm"
-        action.rule += f"; wording by {model}"
-        action.reason = (
-            f"{len(action.before)} entries about one thing become one, worded by {model}."
-        )
+        return {
+            action.id: dataclasses.replace(
+                action,
+                needs_decision=True,
+                details={**action.details, "model": model, "error": str(e), "error_kind": e.kind},
+                reason=action.reason
+                + f" The model could not be asked ({e.kind}: {e}); decide on the rule merge.",
+            )
+        }
     tick()
+    details = {**action.details, "model": model, "request_hash": answer.request_hash}
+    content = answer.value.content
+    if content is None:
+        return {
+            action.id: dataclasses.replace(
+                action,
+                details=details,
+                needs_decision=True,
+                actor="llm",
+                reason=f"The model ({model}) says these {len(action.before)} entries are not "
+                "one topic: left unmerged unless you approve the rule merge.",
+            )
+        }
+    before = {m.id for m in action.before}
+    return {
+        action.id: dataclasses.replace(
+            action,
+            details=details,
+            after=[m.with_(content=content) if m.id not in before else m for m in action.after],
+            actor="llm",
+            rule=action.rule + f"; wording by {model}",
+            reason=f"{len(action.before)} entries about one thing become one, worded by {model}.",
+        )
+    }
 
 
 def _conflict_groups(actions: Sequence[Action]) -> dict[str, list[Action]]:
@@ -334,8 +336,8 @@ async def _judge(
     http: httpx.AsyncClient,
     model: str,
     tick: Callable[[], None],
-) -> set[str]:
-    """Turn contradicted pairs into supersede actions; returns the ids of actions to drop."""
+) -> Changes:
+    """Contradicted pairs become supersede actions; the others are dropped."""
     newer = group[0].before[1]
     older = [a.before[0] for a in group]
     try:
@@ -343,42 +345,35 @@ async def _judge(
             http, conflict_messages(newer, older), conflict_validator([m.id for m in older])
         )
     except LlmError as e:
-        for action in group:
-            action.details = {
-                **action.details,
-                "model": model,
-                "error": str(e),
-                "error_kind": e.kind,
-            }
-            action.reason += (
-                f" The model could not judge it ({e.kind}: {e}): taken as not contradicting."
-            )
         tick()
-        return set()
-    contradicted = set(answer.value)
-    drop = set()
-    for action in group:
-        if action.before[0].id in contradicted:
-            action.kind = "supersede"
-            action.needs_decision = False
-            action.actor = "llm"
-            action.details = {**action.details, "model": model, "request_hash": answer.request_hash}
-            action.reason = (
-                f"The model ({model}) judges that the newer {newer.category} entry "
-                "contradicts the older one: the newer supersedes it."
-            )
-        else:
-            drop.add(action.id)
+        failed = {"model": model, "error": str(e), "error_kind": e.kind}
+        why = f" The model could not judge it ({e.kind}: {e}): taken as not contradicting."
+        return {
+            a.id: dataclasses.replace(a, details={**a.details, **failed}, reason=a.reason + why)
+            for a in group
+        }
     tick()
-    return drop
+    contradicted = set(answer.value)
+    judged = {"model": model, "request_hash": answer.request_hash}
+    return {
+        a.id: dataclasses.replace(
+            a,
+            kind="supersede",
+            needs_decision=False,
+            actor="llm",
+            details={**a.details, **judged},
+            reason=f"The model ({model}) judges that the newer {newer.category} entry "
+            "contradicts the older one: the newer supersedes it.",
+        )
+        if a.before[0].id in contradicted
+        else None
+        for a in group
+    }
 
 
 def _insight_clusters(memories: Sequence[Memory], profile: Profile) -> list[list[Memory]]:
-    active = [m for m in memories if m.status is Status.ACTIVE]
-    pairs = candidate_pairs(active, profile.method, profile.insight_threshold)
-    by_id = {m.id: m for m in active}
-    groups = components([(p.a, p.b) for p in pairs], [m.id for m in active])
-    return [[by_id[i] for i in g[:INSIGHT_MAX_MEMBERS]] for g in groups if len(g) >= 3]
+    groups = pair_components(memories, profile.method, profile.insight_threshold)
+    return [g[:INSIGHT_MAX_MEMBERS] for g in groups if len(g) >= 3]
 
 
 async def _insight(

@@ -16,7 +16,7 @@ from memtui.errors import MemtuiError
 from memtui.jsonout import dumps
 from memtui.model import MEMORY_FIELDS, Memory
 from memtui.stores.native_format import NativeFormat
-from memtui.times import format_iso, parse_iso
+from memtui.times import format_iso, parse_iso_or_none
 
 _RECORDS = NativeFormat()
 _PLAN_PATH = Path("plan")
@@ -400,10 +400,7 @@ def plan_from_dict(data: Any, source: str) -> Plan:
     actions_raw = data.get("actions")
     if not isinstance(actions_raw, list):
         raise bad("'actions' is not a list")
-    try:
-        now = parse_iso(data["now"])
-    except ValueError:
-        now = None
+    now = parse_iso_or_none(data["now"])
     if now is None:
         raise bad("'now' is not an RFC 3339 time")
     params = data["params"] if isinstance(data.get("params"), dict) else {}

@@ -7,16 +7,19 @@ each action records the earlier actions on the same entries as its dependencies.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from memtui.engine.candidates import Pair, candidate_pairs
+from memtui.engine.choices import ExpireKind, MergeRule
 from memtui.engine.clusters import capped_components, clusters
-from memtui.engine.decay import DecayModel, model
+from memtui.engine.decay import DecayModel, decay_for
 from memtui.engine.embedded import Embeddings
 from memtui.engine.grouping import linkage_groups, similarity_source
 from memtui.engine.ids import IdMaker
@@ -108,6 +111,34 @@ class _Builder:
         return [self.current[i] for i in self.order if self.current[i].status is Status.ACTIVE]
 
 
+@dataclass(slots=True)
+class PlanRun:
+    """What the steps of one plan share: the entries as the earlier steps left them, the
+    candidate pairs once found, and the options of the call."""
+
+    b: _Builder
+    profile: Profile
+    now: datetime
+    snapshot: Sequence[Memory]
+    decay: DecayModel | None
+    """The profile's decay model, also for the steps that only weigh with it (thesearch)."""
+    session: str
+    merged_text: MergedText | None
+    last_run: datetime | None
+    report: Progress
+    pairs: list[Pair] = field(default_factory=list)
+    health: dict[str, object] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of a profile's pipeline: its name and start as progress, and what it does."""
+
+    name: str
+    start: float
+    run: Callable[[PlanRun], None]
+
+
 def make_plan(
     memories: Sequence[Memory],
     profile: Profile,
@@ -140,7 +171,7 @@ def _make_plan(
     `sourceSession`; default `memtui-plan-<now, epoch ms in base 36>`). `merged_text` stands
     in for pi's model when given: the merged wording of a cluster, or None for a veto."""
 
-    def step(name: str, fraction: float) -> None:
+    def report(name: str, fraction: float) -> None:
         if cancelled is not None and cancelled():
             raise Cancelled("planning cancelled")
         if progress is not None:
@@ -149,40 +180,26 @@ def _make_plan(
     b = _Builder(memories, store_format, now, profile.cluster_max)
     if profile.method == "memtui":
         b.embeddings = embeddings
-    decay = model(profile.decay_model, profile.decay_rate) if profile.decay_model else None
-    step("decay", 0.0)
-    if decay is not None and profile.apply_decay:
-        _decay(b, decay, profile, now)
-    step("candidates", 0.1)
-    pairs = _pairs(
-        b, profile, lambda done, total: step("candidates", 0.1 + 0.7 * done / max(1, total))
+    run = PlanRun(
+        b,
+        profile,
+        now,
+        memories,
+        decay_for(profile),
+        session or f"memtui-plan-{to_base36(to_epoch_ms(now))}",
+        merged_text,
+        last_run,
+        report,
     )
-    step("merge", 0.8)
-    if profile.merge_rule == "pi":
-        session = session or f"memtui-plan-{to_base36(to_epoch_ms(now))}"
-        _pi_absorb_and_merge(b, profile, pairs, now, session, merged_text)
-    elif profile.merge_rule == "memtui":
-        _memtui_absorb_and_merge(b, profile, pairs, now)
-    elif profile.merge_rule == "thesearch":
-        _thesearch_merge(b, profile, pairs, now, decay)
-    else:
-        _longterm_absorb_and_merge(b, profile, pairs, now)
-    step("conflicts", 0.9)
-    if profile.conflict_low is not None and profile.merge_rule != "thesearch":
-        _conflicts(b, profile, pairs, now)
-    step("expiry", 0.95)
-    if profile.expire_kind == "deprecate":
-        _deprecate(b, profile, pairs, now, decay)
-    elif profile.expire_kind is not None:
-        _expire(b, profile, memories, now)
-    if profile.merge_rule == "thesearch":
-        _promote(b, profile, pairs, now, decay)
-    step("done", 1.0)
+    for step in profile.steps:
+        report(step.name, step.start)
+        step.run(run)
+    report("done", 1.0)
     params = profile.to_dict()
     params["similarity"] = _similarity_used(profile, b.embeddings)
     plan = Plan(store, store_format, fingerprint, profile.name, now, params, b.actions)
-    if profile.merge_rule == "thesearch":
-        plan.health = _health(memories, b.actions, now, decay, last_run)
+    if run.health is not None:
+        plan.health = run.health
     return plan
 
 
@@ -195,7 +212,10 @@ def _similarity_used(profile: Profile, embeddings: Embeddings | None) -> dict[st
 # -- steps ------------------------------------------------------------------------------------
 
 
-def _decay(b: _Builder, decay: DecayModel, profile: Profile, now: datetime) -> None:
+def _decay(run: PlanRun) -> None:
+    b, profile, now, decay = run.b, run.profile, run.now, run.decay
+    if decay is None:
+        return
     for memory in b.active():
         if decay.exempt(memory):
             continue
@@ -228,20 +248,26 @@ def _eligible(b: _Builder, profile: Profile) -> list[Memory]:
 def _lowest_line(profile: Profile) -> float:
     """The lowest score any of the profile's pair rules looks at."""
     floors = [profile.merge_threshold, profile.absorb_threshold, profile.conflict_low]
-    if profile.merge_rule == "thesearch":
-        # 0.4·jw + 0.6·cos > t needs cos > (t − 0.4) / 0.6
-        w = profile.thesearch_title_weight
-        floors.append((profile.thesearch_merge_score - w) / (1 - w))
+    own = MERGE_RULE_STEPS[profile.merge_rule].floor
+    if own is not None:
+        floors.append(own(profile))
     return min(f for f in floors if f is not None)
 
 
-def _pairs(b: _Builder, profile: Profile, progress: Callable[[int, int], None]) -> list[Pair]:
+def _thesearch_floor(profile: Profile) -> float:
+    # 0.4·jw + 0.6·cos > t needs cos > (t − 0.4) / 0.6
+    w = profile.thesearch_title_weight
+    return (profile.thesearch_merge_score - w) / (1 - w)
+
+
+def _candidates(run: PlanRun) -> None:
+    b, profile = run.b, run.profile
     b.eligible = _eligible(b, profile)
-    return candidate_pairs(
+    run.pairs = candidate_pairs(
         b.eligible,
         profile.method,
         _lowest_line(profile),
-        progress=progress,
+        progress=lambda done, total: run.report("candidates", 0.1 + 0.7 * done / max(1, total)),
         embeddings=b.embeddings,
     )
 
@@ -259,6 +285,34 @@ def _group_scores(
     return out
 
 
+Scored = list[tuple[str, str, float]]
+
+
+def _each_group(
+    b: _Builder, groups: list[list[str]], scored: Scored
+) -> Iterator[tuple[list[str], list[Memory], list[float]]]:
+    """Each group with its members as the earlier actions left them and its pairs' scores."""
+    for group, scores in zip(groups, _group_scores(groups, scored), strict=True):
+        yield group, [b.current[i] for i in group], scores
+
+
+def _absorbed(
+    survivor: Memory,
+    members: Sequence[Memory],
+    now: datetime,
+    *,
+    boost: float = 0.0,
+    max_paths: int = 10**6,
+    max_tags: int = 10**6,
+) -> list[Memory]:
+    """The survivor having taken in the other members, then the others, retired into it."""
+    others = [m for m in members if m is not survivor]
+    kept, retired = absorb_entries(
+        survivor, others, now=now, boost=boost, max_paths=max_paths, max_tags=max_tags
+    )
+    return [kept, *retired]
+
+
 def _live(b: _Builder, ident: str) -> bool:
     return b.current[ident].status is Status.ACTIVE and ident not in b.locked
 
@@ -267,25 +321,17 @@ def _span(scores: list[float]) -> dict[str, float]:
     return {"min_score": min(scores), "max_score": max(scores)}
 
 
-def _pi_absorb_and_merge(
-    b: _Builder,
-    profile: Profile,
-    pairs: list[Pair],
-    now: datetime,
-    session: str,
-    merged_text: MergedText | None,
-) -> None:
+def _pi_absorb_and_merge(run: PlanRun) -> None:
+    b, profile, pairs, now = run.b, run.profile, run.pairs, run.now
+    merged_text = run.merged_text
     assert profile.merge_threshold is not None
-    merge_pairs = [(p.a, p.b) for p in pairs if p.score >= profile.merge_threshold]
-    groups = clusters(merge_pairs, b.order, profile.cluster_min, profile.cluster_max)
-    score_of = {(p.a, p.b): p.score for p in pairs}
+    merge_pairs = [(p.a, p.b, p.score) for p in pairs if p.score >= profile.merge_threshold]
+    groups = _clusters(b, merge_pairs, profile.cluster_min)
     if profile.absorb_threshold is not None:
         # an opt-in memtui rule (pi absorbs only as a new memory arrives, in its extractor)
-        _pi_absorb(b, profile, pairs, groups, score_of, now)
-    group_scores = _group_scores(groups, ((x, y, score_of[(x, y)]) for x, y in merge_pairs))
+        _pi_absorb(b, profile, pairs, groups, now)
     merged_any: list[str] = []
-    for group, scores in zip(groups, group_scores, strict=True):
-        members = [b.current[i] for i in group]
+    for group, members, scores in _each_group(b, groups, merge_pairs):
         if merged_text is not None:
             answer = pi_answer(merged_text(members))
             if answer is None:
@@ -303,7 +349,7 @@ def _pi_absorb_and_merge(
             max_tags=profile.max_tags,
         )
         # pi's merged entry: no evidence count, the consolidation's session, nothing else
-        merged = merged.with_(evidence_count=None, extra={"sourceSession": session})
+        merged = merged.with_(evidence_count=None, extra={"sourceSession": run.session})
         action = b.add(
             "merge",
             group,
@@ -355,10 +401,12 @@ def redo_pi_dedupe(plan: Plan, memories: Sequence[Memory]) -> Plan:
     next_id = max((int(a.id[1:]) for a in others), default=0)
     before = len(b.actions)
     _pi_dedupe(b, plan.now, merges)
-    for n, action in enumerate(b.actions[before:], start=1):
-        action.id = f"a{next_id + n}"  # after every id the plan already uses
-    plan.actions = b.actions
-    return plan
+    # after every id the plan already uses
+    added = [
+        dataclasses.replace(a, id=f"a{next_id + n}")
+        for n, a in enumerate(b.actions[before:], start=1)
+    ]
+    return dataclasses.replace(plan, actions=[*others, *added])
 
 
 def _pi_dedupe(b: _Builder, now: datetime, merges: list[str]) -> None:
@@ -391,42 +439,44 @@ def _pi_absorb(
     profile: Profile,
     pairs: list[Pair],
     groups: list[list[str]],
-    score_of: dict[tuple[str, str], float],
     now: datetime,
 ) -> None:
     assert profile.absorb_threshold is not None
     in_cluster = {i for g in groups for i in g}
     # pi absorbs a near-identical pair as it arrives; here: the ones its clusters leave out
     high = [
-        (p.a, p.b)
+        (p.a, p.b, p.score)
         for p in pairs
         if p.score >= profile.absorb_threshold and p.a not in in_cluster and p.b not in in_cluster
     ]
-    high_groups = capped_components(
-        [(x, y, score_of[(x, y)]) for x, y in high], b.order, profile.cluster_max
-    )
-    high_scores = _group_scores(high_groups, ((x, y, score_of[(x, y)]) for x, y in high))
-    for group, scores in zip(high_groups, high_scores, strict=True):
-        members = [b.current[i] for i in group]
+    high_groups = capped_components(high, b.order, b.cap)
+    for group, members, scores in _each_group(b, high_groups, high):
         survivor = min(members, key=lambda m: (m.created_at or now, b.position[m.id]))
-        others = [m for m in members if m is not survivor]
-        kept, retired = absorb_entries(
-            survivor,
-            others,
-            now=now,
-            boost=profile.absorb_boost,
-            max_paths=profile.max_paths,
-            max_tags=profile.max_tags,
-        )
         b.add(
             "absorb",
             group,
-            [kept, *retired],
+            _absorbed(
+                survivor,
+                members,
+                now,
+                boost=profile.absorb_boost,
+                max_paths=profile.max_paths,
+                max_tags=profile.max_tags,
+            ),
             f"pi: similarity ≥ {profile.absorb_threshold:g}",
             _span(scores),
             f"{len(group)} near-identical entries (pi similarity {max(scores):.2f}): the older "
             f"keeps its wording and gains tags, paths and importance +{profile.absorb_boost:g}.",
         )
+
+
+def _clusters(b: _Builder, scored: Scored, min_size: int) -> list[list[str]]:
+    """Connected groups of `min_size` up to the cap; larger ones are left out (pi, longterm)."""
+    return clusters([(x, y) for x, y, _ in scored], b.order, min_size, b.cap)
+
+
+def _most_important(b: _Builder, members: Sequence[Memory]) -> Memory:
+    return max(members, key=lambda m: (m.importance, -b.position[m.id]))
 
 
 def _whose(members: Sequence[Memory]) -> str:
@@ -436,25 +486,15 @@ def _whose(members: Sequence[Memory]) -> str:
     return "the strongest entry"
 
 
-def _longterm_absorb_and_merge(
-    b: _Builder, profile: Profile, pairs: list[Pair], now: datetime
-) -> None:
+def _longterm_absorb_and_merge(run: PlanRun) -> None:
+    b, profile, pairs, now = run.b, run.profile, run.pairs, run.now
     assert profile.absorb_threshold is not None and profile.merge_threshold is not None
-    score_of = {(p.a, p.b): p.score for p in pairs}
-    high = [(p.a, p.b) for p in pairs if p.score >= profile.absorb_threshold]
-    high_groups = capped_components(
-        [(x, y, score_of[(x, y)]) for x, y in high], b.order, profile.cluster_max
-    )
-    high_scores = _group_scores(high_groups, ((x, y, score_of[(x, y)]) for x, y in high))
-    for group, scores in zip(high_groups, high_scores, strict=True):
-        members = [b.current[i] for i in group]
-        survivor = max(members, key=lambda m: (m.importance, -b.position[m.id]))
-        others = [m for m in members if m is not survivor]
-        kept, retired = absorb_entries(survivor, others, now=now, max_paths=10**6, max_tags=10**6)
+    high = [(p.a, p.b, p.score) for p in pairs if p.score >= profile.absorb_threshold]
+    for group, members, scores in _each_group(b, capped_components(high, b.order, b.cap), high):
         b.add(
             "absorb",
             group,
-            [kept, *retired],
+            _absorbed(_most_important(b, members), members, now),
             f"{profile.method} ≥ {profile.absorb_threshold:g}",
             _span(scores),
             f"{len(group)} duplicates ({profile.method} {max(scores):.2f}): the most important "
@@ -462,14 +502,11 @@ def _longterm_absorb_and_merge(
         )
     upper = profile.merge_below if profile.merge_below is not None else math.inf
     middle = [
-        (p.a, p.b)
+        (p.a, p.b, p.score)
         for p in pairs
         if profile.merge_threshold <= p.score < upper and _live(b, p.a) and _live(b, p.b)
     ]
-    merge_groups = clusters(middle, b.order, profile.cluster_min, profile.cluster_max)
-    merge_scores = _group_scores(merge_groups, ((x, y, score_of[(x, y)]) for x, y in middle))
-    for group, scores in zip(merge_groups, merge_scores, strict=True):
-        members = [b.current[i] for i in group]
+    for group, members, scores in _each_group(b, _clusters(b, middle, profile.cluster_min), middle):
         merged, retired = merge_entries(
             members,
             new_id=b.ids.new("|".join(group)),
@@ -489,12 +526,11 @@ def _longterm_absorb_and_merge(
         )
 
 
-def _memtui_absorb_and_merge(
-    b: _Builder, profile: Profile, pairs: list[Pair], now: datetime
-) -> None:
+def _memtui_absorb_and_merge(run: PlanRun) -> None:
     """memtui's own: linkage groups over the pairs at or above the merge line; a group whose
     weakest pair reaches the absorb line is a set of duplicates (the most important keeps its
     wording), any other group is merged with rule wording."""
+    b, profile, pairs, now = run.b, run.profile, run.pairs, run.now
     assert profile.merge_threshold is not None
     line = profile.merge_threshold
     scored = [(p.a, p.b, p.score) for p in pairs if p.score >= line]
@@ -523,15 +559,16 @@ def _memtui_absorb_and_merge(
                 f"{profile.cluster_max}): raise the merge line to make it tighter."
             )
         if group.weakest >= absorb_line:
-            survivor = max(members, key=lambda m: (m.importance, -b.position[m.id]))
-            others = [m for m in members if m is not survivor]
-            kept, retired = absorb_entries(
-                survivor, others, now=now, max_paths=profile.max_paths, max_tags=profile.max_tags
-            )
             b.add(
                 "absorb",
                 group.members,
-                [kept, *retired],
+                _absorbed(
+                    _most_important(b, members),
+                    members,
+                    now,
+                    max_paths=profile.max_paths,
+                    max_tags=profile.max_tags,
+                ),
                 f"memtui: every pair ≥ {absorb_line:g}",
                 scores,
                 f"{len(members)} duplicates (memtui similarity ≥ {group.weakest:.2f} for every "
@@ -582,8 +619,10 @@ def _clauses(n: int) -> str:
     return f"{n} clause{'s' if n != 1 else ''}"
 
 
-def _conflicts(b: _Builder, profile: Profile, pairs: list[Pair], now: datetime) -> None:
-    assert profile.conflict_low is not None and profile.conflict_high is not None
+def _conflicts(run: PlanRun) -> None:
+    b, profile, pairs, now = run.b, run.profile, run.pairs, run.now
+    if profile.conflict_low is None or profile.conflict_high is None:
+        return
     per_entry: dict[str, int] = {}
     chosen = []
     for p in pairs:  # highest scores first
@@ -627,9 +666,11 @@ def _protected(memories: Sequence[Memory], top: int) -> set[str]:
     return set(ranked[:top])
 
 
-def _expire(b: _Builder, profile: Profile, snapshot: Sequence[Memory], now: datetime) -> None:
-    protected = _protected(snapshot, profile.protect_top)
-    original = {m.id: m for m in snapshot}
+def _expire(run: PlanRun) -> None:
+    """Old entries of low importance expire (`expire`: deleted) or are archived."""
+    b, profile, now = run.b, run.profile, run.now
+    protected = _protected(run.snapshot, profile.protect_top)
+    original = {m.id: m for m in run.snapshot}
     status = Status.DELETED if profile.expire_kind == "expire" else Status.ARCHIVED
     for memory in b.active():
         if memory.id in b.locked or memory.id in protected or memory.tenured:
@@ -702,9 +743,8 @@ def _title(memory: Memory) -> str:
     return first[:80]
 
 
-def _thesearch_merge(
-    b: _Builder, profile: Profile, pairs: list[Pair], now: datetime, decay: DecayModel | None
-) -> None:
+def _thesearch_merge(run: PlanRun) -> None:
+    b, profile, pairs, now, decay = run.b, run.profile, run.pairs, run.now, run.decay
     w = profile.thesearch_title_weight
     strong = []
     for p in pairs:
@@ -712,16 +752,12 @@ def _thesearch_merge(
         combined = w * jaro_winkler(_title(a), _title(c)) + (1 - w) * p.score
         if combined > profile.thesearch_merge_score:
             strong.append((p.a, p.b, combined))
-    groups = capped_components(strong, b.order, profile.cluster_max)
-    for group, scores in zip(groups, _group_scores(groups, strong), strict=True):
-        members = [b.current[i] for i in group]
+    for group, members, scores in _each_group(b, capped_components(strong, b.order, b.cap), strong):
         winner = max(members, key=lambda m: effective_weight(m, now, decay))
-        others = [m for m in members if m is not winner]
-        kept, retired = absorb_entries(winner, others, now=now, max_paths=10**6, max_tags=10**6)
         b.add(
             "merge",
             group,
-            [kept, *retired],
+            _absorbed(winner, members, now),
             f"{w:g}·jaro-winkler(title) + {1 - w:g}·cosine > {profile.thesearch_merge_score:g}",
             _span(scores),
             f"{len(group)} entries say the same (score {max(scores):.2f}): the one with the "
@@ -729,9 +765,8 @@ def _thesearch_merge(
         )
 
 
-def _deprecate(
-    b: _Builder, profile: Profile, pairs: list[Pair], now: datetime, decay: DecayModel | None
-) -> None:
+def _deprecate(run: PlanRun) -> None:
+    b, profile, pairs, now, decay = run.b, run.profile, run.pairs, run.now, run.decay
     neighbours: dict[str, list[str]] = {}
     for p in pairs:
         neighbours.setdefault(p.a, []).append(p.b)
@@ -763,9 +798,8 @@ def _deprecate(
         )
 
 
-def _promote(
-    b: _Builder, profile: Profile, pairs: list[Pair], now: datetime, decay: DecayModel | None
-) -> None:
+def _promote(run: PlanRun) -> None:
+    b, profile, pairs, now, decay = run.b, run.profile, run.pairs, run.now, run.decay
     proposed = [b.current[i] for i in b.order if b.current[i].status is Status.PROPOSED]
     if not proposed:
         return
@@ -798,19 +832,15 @@ def _promote(
         )
 
 
-def _health(
-    memories: Sequence[Memory],
-    actions: list[Action],
-    now: datetime,
-    decay: DecayModel | None,
-    last_run: datetime | None,
-) -> dict[str, object]:
+def _health(run: PlanRun) -> None:
     """The skill's health figures, for the store as it is now."""
+    memories, actions, now, decay = run.snapshot, run.b.actions, run.now, run.decay
+    last_run = run.last_run
     active = [m for m in memories if m.status is Status.ACTIVE]
     proposed = [m for m in memories if m.status is Status.PROPOSED]
     weights = [effective_weight(m, now, decay) for m in active]
     kinds = [a.kind for a in actions]
-    return {
+    run.health = {
         "active": len(active),
         "proposed": len(proposed),
         "average_weight": round(sum(weights) / len(weights), 4) if weights else 0.0,
@@ -818,3 +848,55 @@ def _health(
         "stale_candidates": kinds.count("deprecate"),
         "last_run": last_run.isoformat() if last_run else None,
     }
+
+
+# -- profiles as steps ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSteps:
+    """What a merge rule brings to a profile's steps."""
+
+    merge: Step
+    floor: Callable[[Profile], float] | None = None
+    """A score line of the rule's own below which the candidate search need not look."""
+    conflicts: bool = True
+    """Whether the profile's conflict line applies (thesearch finds none: it deprecates)."""
+    finish: tuple[Step, ...] = ()
+
+
+DECAY = Step("decay", 0.0, _decay)
+CANDIDATES = Step("candidates", 0.1, _candidates)
+CONFLICTS = Step("conflicts", 0.9, _conflicts)
+_LONGTERM = RuleSteps(Step("merge", 0.8, _longterm_absorb_and_merge))
+MERGE_RULE_STEPS: dict[MergeRule, RuleSteps] = {
+    "pi": RuleSteps(Step("merge", 0.8, _pi_absorb_and_merge)),
+    "longterm": _LONGTERM,
+    "keep-base": _LONGTERM,
+    "memtui": RuleSteps(Step("merge", 0.8, _memtui_absorb_and_merge)),
+    "thesearch": RuleSteps(
+        Step("merge", 0.8, _thesearch_merge),
+        floor=_thesearch_floor,
+        conflicts=False,
+        finish=(Step("promote", 0.97, _promote), Step("health", 0.99, _health)),
+    ),
+}
+_EXPIRE = Step("expiry", 0.95, _expire)
+EXPIRE_STEPS: dict[ExpireKind, Step] = {
+    "expire": _EXPIRE,
+    "archive": _EXPIRE,
+    "deprecate": Step("expiry", 0.95, _deprecate),
+}
+
+
+def steps_for(profile: Profile) -> tuple[Step, ...]:
+    """The steps a profile's choices amount to, in the order they run: decay → candidates →
+    absorb and merge → conflicts → expire / archive / deprecate → the rule's last steps."""
+    rule = MERGE_RULE_STEPS[profile.merge_rule]
+    steps = [DECAY] if profile.decay_model is not None and profile.apply_decay else []
+    steps += [CANDIDATES, rule.merge]
+    if rule.conflicts and profile.conflict_low is not None:
+        steps.append(CONFLICTS)
+    if profile.expire_kind is not None:
+        steps.append(EXPIRE_STEPS[profile.expire_kind])
+    return (*steps, *rule.finish)

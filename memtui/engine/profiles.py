@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from types import UnionType
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from memtui.engine.choices import (
     EXPIRE_KINDS,
@@ -32,6 +32,9 @@ from memtui.engine.choices import (
     Method,
 )
 from memtui.errors import MemtuiError
+
+if TYPE_CHECKING:
+    from memtui.engine.planner import Step
 
 PROFILE_NAMES = ("pi", "longterm", "thesearch", "default")
 DEFAULT_FOR_FORMAT = {"pi": "pi", "longterm": "longterm", "native": "default"}
@@ -115,11 +118,38 @@ class Profile:
 
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """What planning with this profile does, in order (engine/planner.py `steps_for`):
+        the choices above (`decay_model`, `merge_rule`, `expire_kind`, …) pick the steps."""
+        from memtui.engine.planner import steps_for
+
+        return steps_for(self)
+
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
         out["conflict_categories"] = list(self.conflict_categories)
         return out
 
+
+_LONGTERM = Profile(
+    name="longterm",
+    description="the Go long-term memory: tf-cosine absorb and merge, 0.995/day decay, expiry",
+    method="tf-cosine",
+    decay_model="longterm",
+    decay_rate=0.995,
+    absorb_threshold=0.95,
+    merge_threshold=0.80,
+    merge_below=0.95,
+    cluster_max=8,
+    merge_rule="longterm",
+    conflict_low=0.75,
+    conflict_high=0.95,
+    expire_kind="expire",
+    expire_after_days=30.0,
+    expire_below=0.3,
+    protect_top=3,
+)
 
 PROFILES: dict[str, Profile] = {
     "pi": Profile(
@@ -142,24 +172,7 @@ PROFILES: dict[str, Profile] = {
         wording_max_chars=200,
         archive_line=0.2,
     ),
-    "longterm": Profile(
-        name="longterm",
-        description="the Go long-term memory: tf-cosine absorb and merge, 0.995/day decay, expiry",
-        method="tf-cosine",
-        decay_model="longterm",
-        decay_rate=0.995,
-        absorb_threshold=0.95,
-        merge_threshold=0.80,
-        merge_below=0.95,
-        cluster_max=8,
-        merge_rule="longterm",
-        conflict_low=0.75,
-        conflict_high=0.95,
-        expire_kind="expire",
-        expire_after_days=30.0,
-        expire_below=0.3,
-        protect_top=3,
-    ),
+    "longterm": _LONGTERM,
     "thesearch": Profile(
         name="thesearch",
         description="the consolidation-science skill: weighted merge, promote, deprecate",
@@ -172,26 +185,21 @@ PROFILES: dict[str, Profile] = {
         expire_after_days=30.0,
         expire_below=0.1,
     ),
-    "default": Profile(
+    # memtui's own: what differs from the Go system it grew from
+    "default": dataclasses.replace(
+        _LONGTERM,
         name="default",
         description="memtui's own: idf-weighted content words, average linkage, rule wording",
         method="memtui",
-        decay_model="longterm",
-        decay_rate=0.995,
         absorb_threshold=0.9,
         # chosen on the labelled set's dev split: the best grouping F1 at precision ≥ 0.8
         # (bench/quality_bench.py --sweep); pairs just under it may be conflicts to decide
         merge_threshold=0.55,
-        cluster_max=8,
+        merge_below=None,
         merge_rule="memtui",
-        linkage="average",
-        wording_max_chars=500,
         conflict_low=0.45,
         conflict_high=0.55,
         expire_kind="archive",
-        expire_after_days=30.0,
-        expire_below=0.3,
-        protect_top=3,
         guard_once_important=True,
     ),
 }

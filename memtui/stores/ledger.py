@@ -20,7 +20,7 @@ from memtui.errors import MemtuiError, NotFoundError, StoreFormatError
 from memtui.jsonout import dumps
 from memtui.model import Memory
 from memtui.stores.files import atomic_write
-from memtui.times import format_iso, parse_iso
+from memtui.times import format_iso, parse_iso_or_none
 
 
 class Actor:
@@ -188,10 +188,7 @@ class Transaction:
         if ident < 0:
             raise LedgerEntryError(f"has a negative id {ident}")
         at_text = _field(d, "at", str)
-        try:
-            at = parse_iso(at_text)
-        except ValueError:
-            at = None
+        at = parse_iso_or_none(at_text)
         if at is None:
             raise LedgerEntryError(f"transaction {ident}: 'at' is not a time: {at_text[:40]!r}")
         changes = _field(d, "changes", list, optional=True) or []

@@ -1,0 +1,94 @@
+"""Plans stay what they were: every built-in profile's plan on the fixture stores and on a
+generated store, as a digest of `plan.to_dict()`, against the digests the planner produced
+before its steps were rewritten. A change here changes what people are asked to approve:
+update the digests only on purpose, saying why in the commit."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from memtui.demo.generate import make_demo_memories
+from memtui.engine.choices import EXPIRE_KINDS, MERGE_RULES
+from memtui.engine.planner import EXPIRE_STEPS, MERGE_RULE_STEPS, make_plan
+from memtui.engine.profiles import PROFILE_NAMES, apply_overrides, get_profile
+from memtui.stores import open_store
+from tests.conftest import FIXTURES, NOW
+
+STORES = ("example-store.json", "realistic-store.json", "example-store-after-consolidate.json")
+GENERATED = 400
+
+
+def _digest(plan_dict: object) -> str:
+    text = json.dumps(plan_dict, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def plan_digests() -> dict[str, str]:
+    sources = [(name, open_store(FIXTURES / name)) for name in STORES]
+    inputs = [(name, store.memories(), store.format_name) for name, store in sources]
+    inputs.append((f"generated-{GENERATED}", make_demo_memories(GENERATED, 7, NOW), "native"))
+    out: dict[str, str] = {}
+    for name, memories, store_format in inputs:
+        for profile in PROFILE_NAMES:
+            plan = make_plan(
+                memories, get_profile(profile), NOW, store=name, store_format=store_format
+            )
+            out[f"{name} {profile}"] = _digest(plan.to_dict())
+    return out
+
+
+GOLDEN = {
+    "example-store.json pi": "66463926870467f6",
+    "example-store.json longterm": "f29f61dbe877c3a7",
+    "example-store.json thesearch": "5bf8291f0b654fdc",
+    "example-store.json default": "f981b99fcdf884aa",
+    "realistic-store.json pi": "e65ca88b12b2644f",
+    "realistic-store.json longterm": "849b65c634077ea9",
+    "realistic-store.json thesearch": "d29a23db8c189685",
+    "realistic-store.json default": "534c190430d0a9ad",
+    "example-store-after-consolidate.json pi": "ba9a812d7154b0b3",
+    "example-store-after-consolidate.json longterm": "ef2fa914ce7de7c0",
+    "example-store-after-consolidate.json thesearch": "3535d7a44894d9c3",
+    "example-store-after-consolidate.json default": "a7f3a9be71afbcb3",
+    "generated-400 pi": "449f5afdb831cc19",
+    "generated-400 longterm": "2dabf91592f1ec13",
+    "generated-400 thesearch": "d864502bda1184c7",
+    "generated-400 default": "feeb7201c24c77d1",
+}
+
+
+def test_plans_are_unchanged() -> None:
+    changed = {k: v for k, v in plan_digests().items() if GOLDEN.get(k) != v}
+    assert not changed, f"plans changed: {sorted(changed)}"
+
+
+def test_every_choice_maps_to_steps() -> None:
+    assert set(MERGE_RULE_STEPS) == set(MERGE_RULES)
+    assert set(EXPIRE_STEPS) == set(EXPIRE_KINDS)
+
+
+@pytest.mark.parametrize(
+    ("profile", "names"),
+    [
+        ("pi", ["decay", "candidates", "merge"]),
+        ("longterm", ["decay", "candidates", "merge", "conflicts", "expiry"]),
+        ("default", ["decay", "candidates", "merge", "conflicts", "expiry"]),
+        ("thesearch", ["candidates", "merge", "expiry", "promote", "health"]),
+    ],
+)
+def test_each_profile_is_its_steps(profile: str, names: list[str]) -> None:
+    assert [step.name for step in get_profile(profile).steps] == names
+
+
+def test_overrides_choose_the_steps() -> None:
+    longterm = get_profile("longterm")
+    deprecating = apply_overrides(longterm, {"expire_kind": "deprecate"}, "test.toml")
+    assert deprecating.steps[-1] == EXPIRE_STEPS["deprecate"] != longterm.steps[-1]
+    thesearch = apply_overrides(longterm, {"merge_rule": "thesearch"}, "test.toml")
+    assert [s.name for s in thesearch.steps][-2:] == ["promote", "health"]
+    assert "conflicts" not in [s.name for s in thesearch.steps]
+    no_decay = apply_overrides(get_profile("pi"), {"apply_decay": False}, "test.toml")
+    assert [s.name for s in no_decay.steps] == ["candidates", "merge"]
