@@ -23,7 +23,8 @@ from memtui.engine.ids import IdMaker, TakenIds
 from memtui.engine.merging import merge_entries, retire
 from memtui.engine.plan import Plan, full_json, full_json_parts, plan_changes, plan_from_dict
 from memtui.engine.plan_compact import PlanMismatch, compact_plan, expand
-from memtui.engine.profiles import profile_for_format
+from memtui.engine.profiles import get_profile, profile_for_format
+from memtui.engine.wording import rule_wording
 from memtui.errors import ConflictError, MemtuiError, NotFoundError
 from memtui.jsonout import dumps
 from memtui.model import MEMORY_FIELDS, Memory, Status
@@ -376,7 +377,7 @@ def merge_rule(store: MemoryStore, strategy: str) -> str:
         return "keep-base"
     if strategy != "rule":
         raise MemtuiError(f"unknown merge strategy {strategy!r} (use rule or keep-base)")
-    return "pi" if profile_for_format(store.format_name) == "pi" else "longterm"
+    return get_profile(profile_for_format(store.format_name)).merge_rule
 
 
 def preview_merge(
@@ -394,11 +395,15 @@ def preview_merge(
     if taken is None:
         taken = TakenIds.of(m.id for m in store.memories())
     maker = IdMaker(store.format_name, (), now, index=taken)
+    rule = merge_rule(store, strategy)
+    if rule == "memtui" and content is None:
+        profile = get_profile(profile_for_format(store.format_name))
+        content = rule_wording(members, profile.wording_max_chars).text
     return merge_entries(
         members,
         new_id=maker.new("|".join(ids)),
         now=now,
-        rule=merge_rule(store, strategy),
+        rule=rule,
         content=content,
     )
 

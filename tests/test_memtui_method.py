@@ -190,7 +190,10 @@ def test_no_action_merges_more_than_the_cap(name: str) -> None:
 
 
 def test_an_oversized_group_is_split_and_says_so() -> None:
-    memories = [Memory(id=f"s{i}", content=f"I love the sunny beach {i % 2}") for i in range(11)]
+    memories = [
+        Memory(id=f"s{i}", content=f"I love the sunny beach {('today', 'again')[i % 2]}")
+        for i in range(11)
+    ]
     memories += [Memory(id=f"f{i}", content=f"filler {i} w{i}") for i in range(10)]
     profile = dataclasses.replace(get_profile("default"), absorb_threshold=None, cluster_max=4)
     plan = make_plan(memories, profile, NOW)

@@ -202,3 +202,15 @@ def vector_matrix(vectors: Sequence[Vector]) -> np.ndarray:
         for t, w in v.items():
             dense[row, vocabulary[t]] = w
     return np.clip(dense @ dense.T, 0.0, 1.0)
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def numbers_in(text: str) -> frozenset[str]:
+    """The numbers a text states: digits, and English number words one to ten."""
+    found = set(_NUMBER.findall(text))
+    for word in re.findall(r"[A-Za-z]+", text.lower()):
+        if word in NUMBER_WORDS:
+            found.add(NUMBER_WORDS[word])
+    return frozenset(found)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -23,6 +23,7 @@ from memtui.engine.decay import DecayModel, decay_for
 from memtui.engine.embedded import Embeddings
 from memtui.engine.grouping import linkage_groups, similarity_source
 from memtui.engine.ids import IdMaker
+from memtui.engine.lexical import numbers_in
 from memtui.engine.merging import absorb_entries, best_member, merge_entries, retire
 from memtui.engine.pi_dedupe import pi_answer, pi_dedupe_groups, pi_fold
 from memtui.engine.plan import FOLLOWS, Action, Plan
@@ -533,11 +534,14 @@ def _memtui_absorb_and_merge(run: PlanRun) -> None:
     b, profile, pairs, now = run.b, run.profile, run.pairs, run.now
     assert profile.merge_threshold is not None
     line = profile.merge_threshold
-    scored = [(p.a, p.b, p.score) for p in pairs if p.score >= line]
+    stated = _numbers_stated(b)
+    scored = [
+        (p.a, p.b, p.score) for p in pairs if p.score >= line and not _disagree(stated, p.a, p.b)
+    ]
     groups = linkage_groups(
         scored,
         b.order,
-        _similarity_matrix(b, profile.method),
+        _apart_when_numbers_disagree(_similarity_matrix(b, profile.method), stated),
         line,
         linkage=profile.linkage,
         min_size=profile.cluster_min,
@@ -610,6 +614,36 @@ def _memtui_absorb_and_merge(run: PlanRun) -> None:
         )
 
 
+def _numbers_stated(b: _Builder) -> dict[str, frozenset[str]]:
+    return {m.id: found for m in b.eligible if (found := numbers_in(m.content))}
+
+
+def _disagree(stated: Mapping[str, frozenset[str]], a: str, b: str) -> bool:
+    """Each entry states a number the other does not ("I am 13" / "I am 24"): two facts that
+    may contradict each other, not one memory said twice; a refinement that adds a number
+    ("2 cats" / "2 cats and 1 dog") does not disagree."""
+    na, nb = stated.get(a), stated.get(b)
+    return bool(na and nb and na - nb and nb - na)
+
+
+def _apart_when_numbers_disagree(
+    scores: Callable[[list[str]], np.ndarray], stated: Mapping[str, frozenset[str]]
+) -> Callable[[list[str]], np.ndarray]:
+    """Scores with 0 between entries that state different numbers (`numbers_disagree`), so
+    no linkage puts them in one merge: they are offered as conflicts instead."""
+
+    def guarded(ids: list[str]) -> np.ndarray:
+        matrix = scores(ids)
+        with_numbers = [(n, i) for n, i in enumerate(ids) if i in stated]
+        for x, (n, a) in enumerate(with_numbers):
+            for m, c in with_numbers[x + 1 :]:
+                if _disagree(stated, a, c):
+                    matrix[n, m] = matrix[m, n] = 0.0
+        return matrix
+
+    return guarded
+
+
 def _similarity_matrix(b: _Builder, method: str) -> Callable[[list[str]], np.ndarray]:
     """All scores among some eligible entries, as the candidate search scored them."""
     return similarity_source(b.current, b.eligible, method, b.embeddings)
@@ -625,8 +659,11 @@ def _conflicts(run: PlanRun) -> None:
         return
     per_entry: dict[str, int] = {}
     chosen = []
+    stated = _numbers_stated(b) if profile.merge_rule == "memtui" else {}
     for p in pairs:  # highest scores first
-        if not profile.conflict_low <= p.score < profile.conflict_high:
+        in_band = profile.conflict_low <= p.score < profile.conflict_high
+        # memtui never merges entries whose numbers disagree: above the band they conflict
+        if not in_band and not (p.score >= profile.conflict_low and _disagree(stated, p.a, p.b)):
             continue
         if not (_live(b, p.a) and _live(b, p.b)):
             continue
