@@ -4,11 +4,18 @@ conflict to decide; a refinement that adds a number still merges."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from pathlib import Path
+
 from memtui.engine.lexical import numbers_in
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import PROFILES
 from memtui.model import Memory
-from tests.conftest import NOW
+from memtui.stores import create_native_store
+from tests.conftest import NOW, CliResult
+
+Cli = Callable[..., CliResult]
 
 
 def _entries(*texts: str) -> list[Memory]:
@@ -50,3 +57,14 @@ def test_no_merge_in_the_demo_plan_joins_entries_whose_numbers_disagree() -> Non
         for n, a in enumerate(stated):
             for b in stated[n + 1 :]:
                 assert not (a - b and b - a), (action.id, [m.content for m in action.before])
+
+
+def test_a_hand_merge_on_a_native_store_words_by_memtuis_rule(tmp_path: Path, cli: Cli) -> None:
+    path = tmp_path / "store.json"
+    texts = ("I have three sisters.", "I have three sisters and they live in Oslo.")
+    create_native_store(path, _entries(*texts), now=NOW, kind="import", reason="test")
+    result = cli("merge", path, "m0", "m1", "--json")
+    assert result.code == 0, result.err
+    merged = json.loads(result.out)["merged"]["content"]
+    assert "；" not in merged
+    assert merged == "I have three sisters and they live in Oslo."  # the most complete entry
