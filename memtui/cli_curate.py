@@ -322,7 +322,9 @@ def cmd_calibrate(args: argparse.Namespace, svc: Service) -> int:
         if result.recommended is None:
             print(f"  no threshold reaches precision {report.target_precision:g}")
     config = report.config_lines()
-    if config is None:
+    if report.shortfall is not None:
+        print(f"\nno recommendation yet: {report.shortfall}")
+    elif config is None:
         print("\nno method reaches the precision target: label more pairs, or lower --precision")
     else:
         print("\nrecommended (best F1 at the precision target); in the config file:\n")

@@ -915,7 +915,14 @@ class Calibration:
     methods: list[MethodCalibration]
 
     @property
+    def shortfall(self) -> str | None:
+        """Why there is no recommendation yet: too few labels for a curve to mean something."""
+        return labels_shortfall(self.pairs, self.positives)
+
+    @property
     def best(self) -> MethodCalibration | None:
+        if self.shortfall is not None:
+            return None
         fit = [m for m in self.methods if m.recommended is not None]
         return max(fit, key=lambda m: m.recommended.f1 if m.recommended else 0.0, default=None)
 
@@ -942,6 +949,7 @@ class Calibration:
                 "different": self.pairs - self.positives,
             },
             "target_precision": self.target_precision,
+            "shortfall": self.shortfall,
             "methods": [m.to_dict() for m in self.methods],
             "recommendation": None
             if best is None or best.recommended is None

@@ -68,7 +68,7 @@ def test_labels_live_beside_the_store_and_survive_changes(tmp_path: Path, cli: C
 def test_calibrate_reports_each_threshold_and_recommends_one_that_meets_the_target(
     tmp_path: Path, cli: Cli
 ) -> None:
-    path, pairs = _user_store(tmp_path, "en-s02")
+    path, pairs = _user_store(tmp_path, "en-s09")  # 66 labelled pairs, 15 of them the same
     for pair in pairs:
         verdict = "--same" if pair["label"] == 1 else "--different"
         assert cli("label", path, pair["a"], pair["b"], verdict).code == 0
@@ -80,9 +80,11 @@ def test_calibrate_reports_each_threshold_and_recommends_one_that_meets_the_targ
         "profile",
         "labels",
         "target_precision",
+        "shortfall",
         "methods",
         "recommendation",
     }
+    assert report["shortfall"] is None
     positives = sum(p["label"] for p in pairs)
     assert report["labels"] == {
         "pairs": len(pairs),
@@ -125,6 +127,18 @@ def test_calibrate_reports_each_threshold_and_recommends_one_that_meets_the_targ
 
     text = cli("calibrate", path, "--method", "token-set")
     assert text.code == 0 and "token-set" in text.out and "threshold" in text.out
+
+
+def test_calibrate_recommends_nothing_from_too_few_labels(tmp_path: Path, cli: Cli) -> None:
+    path, pairs = _user_store(tmp_path, "en-s01")
+    same = next(p for p in pairs if p["label"] == 1)
+    assert cli("label", path, same["a"], same["b"], "--same").code == 0
+    report = json.loads(cli("calibrate", path, "--json").out)
+    assert report["recommendation"] is None
+    assert report["shortfall"].startswith("29 more labelled pairs needed")
+    text = cli("calibrate", path)
+    assert text.code == 0 and "no recommendation yet: 29 more labelled pairs needed" in text.out
+    assert "merge_threshold" not in text.out
 
 
 def test_calibrate_without_labels_or_with_a_damaged_file_is_one_line(
