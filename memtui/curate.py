@@ -388,20 +388,23 @@ def preview_merge(
     content: str | None = None,
     now: datetime,
     taken: TakenIds | None = None,
+    new_id: str | None = None,
 ) -> tuple[Memory, list[Memory]]:
     """The merged entry and the retired members, as a merge would write them (`taken`: the
-    store's ids indexed before, so the new id costs O(1))."""
+    store's ids indexed before, so the new id costs O(1); `new_id`: the id a preview showed,
+    kept when the store does not hold it)."""
     members = _live_members(store, ids)
     if taken is None:
         taken = TakenIds.of(m.id for m in store.memories())
-    maker = IdMaker(store.format_name, (), now, index=taken)
+    if new_id is None or store.find(new_id) is not None:
+        new_id = IdMaker(store.format_name, (), now, index=taken).new("|".join(ids))
     rule = merge_rule(store, strategy)
     if rule == "memtui" and content is None:
         profile = get_profile(profile_for_format(store.format_name))
         content = rule_wording(members, profile.wording_max_chars).text
     return merge_entries(
         members,
-        new_id=maker.new("|".join(ids)),
+        new_id=new_id,
         now=now,
         rule=rule,
         content=content,
@@ -415,9 +418,12 @@ def merge_by_hand(
     strategy: str = "rule",
     content: str | None = None,
     now: datetime,
+    new_id: str | None = None,
 ) -> Transaction:
     members = _live_members(store, ids)
-    merged, retired = preview_merge(store, ids, strategy=strategy, content=content, now=now)
+    merged, retired = preview_merge(
+        store, ids, strategy=strategy, content=content, now=now, new_id=new_id
+    )
     how = "own text" if content is not None else strategy
     changes = [Change(None, merged), *(Change(m, r) for m, r in zip(members, retired, strict=True))]
     return store.commit(

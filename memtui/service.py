@@ -488,9 +488,18 @@ class Service:
         return taken
 
     def merge(
-        self, store: Store, ids: Sequence[str], *, strategy: str = "rule", content: str | None
+        self,
+        store: Store,
+        ids: Sequence[str],
+        *,
+        strategy: str = "rule",
+        content: str | None,
+        new_id: str | None = None,
     ) -> Transaction:
-        return curate.merge_by_hand(store, ids, strategy=strategy, content=content, now=self.now())
+        """Merge by hand; `new_id`: the id the person saw in the preview, kept when free."""
+        return curate.merge_by_hand(
+            store, ids, strategy=strategy, content=content, now=self.now(), new_id=new_id
+        )
 
     def supersede(self, store: Store, old_id: str, new_id: str, reason: str = "") -> Transaction:
         return curate.supersede(store, old_id, new_id, reason=reason, now=self.now())

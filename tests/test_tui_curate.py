@@ -217,7 +217,7 @@ async def test_history_shows_loading_then_its_rows(
         await pilot.press("j", "k")  # the screen answers keys while the ledger is read
         release.set()
         await ready(pilot)
-        assert "1 transactions" in str(title.render())
+        assert "1 transaction ·" in str(title.render())
         rows = screen.query_one("#list")
         assert rows.option_count == 1  # type: ignore[attr-defined]
         assert "edit 3" in str(rows.get_option_at_index(0).prompt)  # type: ignore[attr-defined]

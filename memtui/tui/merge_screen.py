@@ -244,8 +244,12 @@ class MergeScreen(GuardedHandlers, Screen[None]):
         strategy = "keep-base" if self.strategy == "keep-base" else "rule"
         content = self._own_content() if self.strategy == "own" else None
 
+        shown_id = merged.id
+
         def job(store: Store) -> Transaction:
-            return self.service.merge(store, ids, strategy=strategy, content=content)
+            return self.service.merge(
+                store, ids, strategy=strategy, content=content, new_id=shown_id
+            )
 
         host(self).confirm_commit(
             "Merge?",
