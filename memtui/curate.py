@@ -295,9 +295,33 @@ def read_plan(path: str) -> Plan:
                 f"{path}: not a plan file (not valid JSON: {str(e).split(':')[0]})"
             ) from None
     seals = read_seals(value.pop("seals", None), path) if isinstance(value, dict) else ("", {})
+    decided = value.pop("decisions", None) if isinstance(value, dict) else None
     plan = plan_from_dict(value, path)
     plan.seals = seals
+    plan.decisions = _read_decisions(decided, plan, path)
     return plan
+
+
+def _read_decisions(raw: object, plan: Plan, source: str) -> dict[str, bool]:
+    """A saved plan's approvals and rejections (only of actions it holds)."""
+    if raw is None:
+        return {}
+    lists = raw if isinstance(raw, dict) else {}
+    approved, rejected = lists.get("approved", []), lists.get("rejected", [])
+    if not isinstance(raw, dict) or not all(
+        isinstance(ids, list) and all(isinstance(i, str) for i in ids)
+        for ids in (approved, rejected)
+    ):
+        raise MemtuiError(
+            f"{source}: not a usable plan file ('decisions' is not what memtui writes)"
+        )
+    known = {a.id for a in plan.actions}
+    unknown = [i for i in (*approved, *rejected) if i not in known]
+    if unknown:
+        raise MemtuiError(
+            f"{source}: its decisions name {unknown[0]!r}, an action it does not hold"
+        )
+    return {**dict.fromkeys(approved, True), **dict.fromkeys(rejected, False)}
 
 
 _PLAN_HEAD = re.compile(rb'^\{\s*"format"\s*:\s*"memtui-plan"')
@@ -308,9 +332,14 @@ def plan_bytes(
 ) -> bytes:
     """The plan file: version 2 (compact; the default) or 1 (a whole record per change,
     indented unless `indent` is False), its wording sealed with `seal_key`."""
-    if version == 1 and not indent and seal_key is None:
+    if version == 1 and not indent and seal_key is None and not plan.decisions:
         return full_json(plan)
     data = plan.to_dict() if version == 1 else compact_plan(plan)
+    if plan.decisions:
+        data["decisions"] = {
+            "approved": [i for i, yes in plan.decisions.items() if yes],
+            "rejected": [i for i, yes in plan.decisions.items() if not yes],
+        }
     if seal_key is not None:
         data["seals"] = seals_for(seal_key, plan)
     return dumps(data, indent=indent and version == 1)

@@ -126,6 +126,7 @@ def check_seals(plan: Plan, key: bytes | None) -> None:
                     "memtui wrote the plan (its seal does not match) — make a new plan"
                 )
             continue
+        plan.decisions.pop(action.id, None)  # a saved approval does not vouch for it
         if not action.needs_decision:
             action.needs_decision = True
             action.reason = (

@@ -314,6 +314,44 @@ async def test_saved_plan_is_what_memtui_apply_reads(
     assert plan["format"] == "memtui-plan" and plan["summary"]["absorb"] == 2
 
 
+async def test_a_saved_plan_keeps_the_decisions_made_in_review(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    from memtui.demo import make_demo_memories
+    from memtui.stores import create_native_store
+
+    path = tmp_path / "demo.json"
+    create_native_store(path, make_demo_memories(300, 5, NOW), now=NOW, kind="demo", reason="t")
+    out = tmp_path / "plan.json"
+    app = app_for(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("p")
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, PlanScreen) and screen.plan is not None
+        absorb = next(a.id for a in screen.plan.actions if a.kind in ("absorb", "merge"))
+        waiting = next(a.id for a in screen.plan.actions if a.needs_decision)
+        screen.set_approved({absorb}, False)
+        screen.set_approved({waiting}, True)
+        await pilot.press("w")
+        await pilot.pause()
+        app.screen.query_one("#path").value = str(out)  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await ready(pilot)
+        assert screen.unsaved() is None
+        screen.read_plan_file(str(out))
+        await ready(pilot)
+        assert absorb not in screen.approved and waiting in screen.approved
+    saved = json.loads(out.read_text())["decisions"]
+    assert absorb in saved["rejected"] and waiting in saved["approved"]
+    result = cli("apply", path, out, "--yes")
+    assert result.code == 0, result.err
+    history = json.loads(cli("history", path, "--json").out)
+    assert absorb not in history[0]["details"]["actions"]
+    assert waiting in history[0]["details"]["actions"]
+
+
 async def test_cluster_threshold_moves_the_clusters(fixture_copy: Callable[[str], Path]) -> None:
     path = fixture_copy("realistic-store.json")
     app = app_for(path)

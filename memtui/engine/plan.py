@@ -89,6 +89,9 @@ class Plan:
     pending: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     """A plan read from a version-2 file: each action's compact record, until the store it was
     made from fills in the records (`curate.check_plan_fits`)."""
+    decisions: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
+    """A person's approvals (True) and rejections (False) that differ from the default, kept
+    with a saved plan."""
     seals: tuple[str, dict[str, str]] | None = field(default=None, repr=False, compare=False)
     """A plan read from a file: the id of the key that sealed its wording and each worded
     action's seal, until they are checked (`plan_seal.check_seals`)."""
@@ -100,11 +103,22 @@ class Plan:
         return {kind: counts[kind] for kind in KINDS if counts[kind]}
 
     def default_approved(self) -> list[str]:
-        """Every action but those that need a decision, what depends on them, and what
-        applies only after one of them (`follows`) when none is left."""
-        waiting = closure(self, [a.id for a in self.actions if a.needs_decision], upward=False)
+        """Every action but those that need a decision or that a person rejected (unless a
+        person approved them: `decisions`), what depends on them, and what applies only after
+        one of them (`follows`) when none is left."""
+        decided = self.decisions
+        held = [a.id for a in self.actions if not decided.get(a.id, not a.needs_decision)]
+        waiting = closure(self, held, upward=False)
         kept = settle(self, {a.id for a in self.actions} - waiting)
         return [a.id for a in self.actions if a.id in kept]
+
+    def decide(self, approved: set[str]) -> None:
+        """Keep a person's choice of approved actions with the plan (`decisions`)."""
+        self.decisions = {
+            a.id: a.id in approved
+            for a in self.actions
+            if (a.id in approved) != (not a.needs_decision)
+        }
 
     def action(self, action_id: str) -> Action:
         """The action with this id, in O(1) (the index is rebuilt whenever `actions` was

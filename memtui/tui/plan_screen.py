@@ -548,6 +548,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     @work(thread=True, exclusive=True, group="plan-file", exit_on_error=False)
     def write_plan_file(self, plan: Plan, path: str, approved: set[str]) -> None:
         try:
+            plan.decide(approved)
             self.service.write_plan(plan, path)
         except (MemtuiError, OSError) as e:
             self.post_message(PlanFileDone(path, None, str(e), saved=True))
