@@ -156,6 +156,30 @@ def cmd_show(args: argparse.Namespace, svc: Service) -> int:
     return 0
 
 
+def _split_tags(text: str) -> tuple[str, ...]:
+    return tuple(t.strip() for t in text.split(",") if t.strip())
+
+
+def cmd_add(args: argparse.Namespace, svc: Service) -> int:
+    if not 0.0 <= args.importance <= 1.0:
+        raise MemtuiError(f"--importance must be between 0 and 1, got {args.importance}")
+    store = svc.open(args.store)
+    memory = svc.new_memory(
+        store,
+        args.content,
+        category=args.category,
+        importance=args.importance,
+        tags=_split_tags(args.tags or ""),
+        user_id=args.user,
+    )
+    tx = svc.add_memory(store, memory, args.reason)
+    if args.json:
+        emit_json(transaction_detail(tx))
+        return 0
+    print_done(f"added {memory.id} in transaction {tx.id}", store, tx)
+    return 0
+
+
 def cmd_edit(args: argparse.Namespace, svc: Service) -> int:
     store = svc.open(args.store)
     status = None
@@ -166,7 +190,7 @@ def cmd_edit(args: argparse.Namespace, svc: Service) -> int:
         status = next(iter(statuses))
     tags = None
     if args.tags is not None:
-        tags = tuple(t.strip() for t in args.tags.split(",") if t.strip())
+        tags = _split_tags(args.tags)
     if args.importance is not None and not 0.0 <= args.importance <= 1.0:
         raise MemtuiError(f"--importance must be between 0 and 1, got {args.importance}")
     if args.content is not None and not args.content.strip():
@@ -418,6 +442,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--importance", type=float, metavar="X", help="0..1")
     p.add_argument("--tags", metavar="a,b", help="replace the tags (empty: none)")
     p.add_argument("--status", metavar="S", help="active, archived, deprecated, …")
+    p.add_argument("--reason", metavar="TEXT", help="why, for the ledger")
+
+    p = command("add", cmd_add, "add a memory by hand (one transaction, undoable)")
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("content", metavar="TEXT")
+    p.add_argument("--category", default="fact", metavar="C", help="default: fact")
+    p.add_argument("--importance", type=float, default=0.8, metavar="X", help="0..1 (0.8)")
+    p.add_argument("--tags", metavar="a,b")
+    p.add_argument("--user", metavar="USER", help="whose memory, where the store has users")
     p.add_argument("--reason", metavar="TEXT", help="why, for the ledger")
 
     p = command("history", cmd_history, "transactions in the ledger, newest first")

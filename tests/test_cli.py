@@ -237,3 +237,20 @@ def test_text_output_shows_hostile_content_literally(tmp_path: Path, cli: Cli) -
     raw = cli("list", store, "--json").out
     assert "\x1b" not in raw and "\u202e" not in raw
     assert json.loads(raw)[0]["content"] == hostile
+
+
+def test_add_writes_one_undoable_entry_and_refuses_what_the_format_cannot_hold(
+    fixture_copy: Callable[[str], Path], cli: Cli
+) -> None:
+    path = fixture_copy("realistic-store.json")
+    before = path.read_bytes()
+    added = cli("add", path, "I prefer window seats.", "--category", "preference", "--json")
+    assert added.code == 0, added.err
+    ident = json.loads(added.out)["memory_ids"][0]
+    shown = json.loads(cli("show", path, ident, "--json").out)
+    assert shown["content"] == "I prefer window seats." and shown["category"] == "preference"
+    refused = cli("add", path, "x", "--category", "bogus")
+    assert refused.code == 1 and "not 'bogus'" in refused.err
+    assert cli("add", path, "x", "--importance", "2").code == 1
+    assert cli("undo", path).code == 0
+    assert path.read_bytes() == before
