@@ -325,6 +325,9 @@ def cmd_export(args: argparse.Namespace, svc: Service) -> int:
         )
     if report.renumbered:
         print("ids renumbered 1..n for the Go store; the old id is kept as memtui_id")
+    if report.as_fact:
+        shown = ", ".join(f"{c} {n}" for c, n in sorted(report.as_fact.items()))
+        print(f"written as pi's type fact (pi has no such category): {one_line(shown)}")
     return 0
 
 

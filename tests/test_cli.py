@@ -224,6 +224,14 @@ def test_import_and_export(tmp_path: Path, cli: Cli) -> None:
         json.loads(out.read_bytes())["memories"]
         == json.loads((FIXTURES / "realistic-store.json").read_bytes())["memories"]
     )
+    from_longterm = tmp_path / "from-longterm.json"
+    said = cli("export", FIXTURES / "items.jsonl", from_longterm, "--format", "pi")
+    assert said.code == 0
+    assert "written as pi's type fact (pi has no such category): " in said.out
+    categories = {
+        m["category"] for m in json.loads(cli("list", FIXTURES / "items.jsonl", "--json").out)
+    }
+    assert any(c in said.out for c in categories - {"fact", "preference"})
 
 
 def test_text_output_shows_hostile_content_literally(tmp_path: Path, cli: Cli) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from memtui.stores.document import Document
 from memtui.stores.files import atomic_write
 from memtui.stores.ledger import Actor, Transaction
 from memtui.stores.native_format import new_meta
+from memtui.stores.pi_format import PI_TYPES
 from memtui.stores.protocol import MemoryStore
 from memtui.stores.registry import FORMATS
 from memtui.stores.store import Store
@@ -64,6 +65,8 @@ class ExportReport:
     written: int
     dropped: int
     renumbered: bool
+    as_fact: dict[str, int] = field(default_factory=dict)
+    """pi: entries whose category is not one of pi's types, by category (written as fact)."""
 
 
 def export_store(store: MemoryStore, dest: Path, format_name: str, now: datetime) -> ExportReport:
@@ -104,7 +107,12 @@ def export_store(store: MemoryStore, dest: Path, format_name: str, now: datetime
     atomic_write(dest, data, mode=fmt.file_mode)
     os.chmod(dest, fmt.file_mode)
     written = len(doc.memories)
-    return ExportReport(dest, format_name, written, len(memories) - written, renumbered)
+    as_fact: dict[str, int] = {}
+    if name == "pi" and store.format_name != "pi":
+        for m in doc.memories.values():
+            if m.category not in PI_TYPES:
+                as_fact[m.category] = as_fact.get(m.category, 0) + 1
+    return ExportReport(dest, format_name, written, len(memories) - written, renumbered, as_fact)
 
 
 def _renumber(memories: list[Memory]) -> list[Memory]:
