@@ -89,3 +89,19 @@ def test_conflict_judge_leaves_the_callers_plan_as_it_was(
     better = asyncio.run(improve_plan(plan, memories, profile, client, ["conflict"], NOW))
     assert any(a.kind == "supersede" for a in better.actions)
     assert plan.to_dict() == planned
+
+
+def test_a_longterm_reason_names_the_score_it_used() -> None:
+    from memtui.engine.planner import make_plan
+    from memtui.engine.profiles import PROFILES
+    from memtui.stores import open_store
+    from tests.conftest import FIXTURES, NOW
+
+    memories = open_store(FIXTURES / "items.jsonl").memories()
+    absorbs = [
+        a for a in make_plan(memories, PROFILES["longterm"], NOW).actions if a.kind == "absorb"
+    ]
+    assert absorbs and all("(embedding cosine " in a.reason for a in absorbs)
+    bare = [m.with_(embedding=None) for m in memories]
+    absorbs = [a for a in make_plan(bare, PROFILES["longterm"], NOW).actions if a.kind == "absorb"]
+    assert all("(tf-cosine " in a.reason for a in absorbs)

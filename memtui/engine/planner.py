@@ -498,8 +498,9 @@ def _longterm_absorb_and_merge(run: PlanRun) -> None:
             _absorbed(_most_important(b, members), members, now),
             f"{profile.method} ≥ {profile.absorb_threshold:g}",
             _span(scores),
-            f"{len(group)} duplicates ({profile.method} {max(scores):.2f}): the most important "
-            "keeps its wording and takes in the others' tags, accesses and evidence.",
+            f"{len(group)} duplicates ({_scored_by(profile.method, members)} "
+            f"{max(scores):.2f}): the most important keeps its wording and takes in the others' "
+            "tags, accesses and evidence.",
         )
     upper = profile.merge_below if profile.merge_below is not None else math.inf
     middle = [
@@ -522,9 +523,19 @@ def _longterm_absorb_and_merge(run: PlanRun) -> None:
             [merged, *retired],
             f"{profile.method} in [{profile.merge_threshold:g}, {upper:g}): rule merge",
             {**_span(scores), "size": len(group)},
-            f"{len(group)} related entries ({profile.method} up to {max(scores):.2f}) become "
-            "one: the more important wording first, the others joined with '；'.",
+            f"{len(group)} related entries ({_scored_by(profile.method, members)} up to "
+            f"{max(scores):.2f}) become one: the more important wording first, the others "
+            "joined with '；'.",
         )
+
+
+def _scored_by(method: str, members: Sequence[Memory]) -> str:
+    """What the scores of these members are: `tf-cosine` is the cosine of the entries' own
+    embeddings when they all carry embeddings of one length (the Go system's rule)."""
+    sizes = {len(m.embedding) if m.embedding else 0 for m in members}
+    if method == "tf-cosine" and len(sizes) == 1 and 0 not in sizes:
+        return "embedding cosine"
+    return method
 
 
 def _memtui_absorb_and_merge(run: PlanRun) -> None:
