@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from memtui.engine.decay import DecayModel
 from memtui.engine.decay import model as decay_model
 from memtui.engine.ids import IdMaker, TakenIds
 from memtui.engine.merging import merge_entries, retire
@@ -56,7 +57,7 @@ def check_plan_fits(store: MemoryStore, plan: Plan, seal_key: bytes | None = Non
         raise MemtuiError(f"the plan was made for {plan.store}, not {store.path}")
     current = {m.id: m for m in store.memories()}
     try:
-        stale = expand(plan, current)
+        stale, recomputed = expand(plan, current)
     except PlanMismatch as e:
         raise MemtuiError(f"{e}: not the plan memtui made — make a new one") from None
     if stale:
@@ -66,8 +67,14 @@ def check_plan_fits(store: MemoryStore, plan: Plan, seal_key: bytes | None = Non
             f"touches differ ({shown}); nothing was written — make a new plan"
         )
     created: set[str] = set()
+    decay = _plan_decay(plan)
     for action in plan.actions:
-        problem = _action_problem(action, plan, store.format_name, current, created)
+        if action.id in recomputed:  # a bulk row: only a decay's own value is left to check
+            problem = None
+            if action.kind == "decay":
+                problem = _decay_problem(action.before[0], action.after[0], plan, decay)
+        else:
+            problem = _action_problem(action, plan, store.format_name, current, created)
         if problem:
             raise MemtuiError(
                 f"plan action {action.id} ({action.kind}) {problem}: not the plan memtui "
@@ -180,20 +187,30 @@ def _record_problem(
     if kind in _STATUS_AFTER and after.status not in _STATUS_AFTER[kind]:
         return f"gives {was.id!r} the status {after.status.value}, not what a {kind} gives"
     if kind == "decay":
-        return _decay_problem(was, after, plan)
+        return _decay_problem(was, after, plan, _plan_decay(plan))
     return None
 
 
-def _decay_problem(was: Memory, after: Memory, plan: Plan) -> str | None:
+def _plan_decay(plan: Plan) -> DecayModel | None:
+    """The decay model the plan's parameters name (None: none, or one memtui does not know)."""
+    name, rate = plan.params.get("decay_model"), plan.params.get("decay_rate")
+    if not isinstance(name, str) or not isinstance(rate, int | float):
+        return None
+    try:
+        return decay_model(name, float(rate))
+    except MemtuiError:
+        return None
+
+
+def _decay_problem(was: Memory, after: Memory, plan: Plan, decay: DecayModel | None) -> str | None:
     name, rate = plan.params.get("decay_model"), plan.params.get("decay_rate")
     if after.importance > was.importance:
         return f"raises the importance of {was.id!r}"
     if not isinstance(name, str) or not isinstance(rate, int | float):
         return None
-    try:
-        expected = decay_model(name, float(rate)).value_at(was, plan.now)
-    except MemtuiError:
+    if decay is None:
         return f"names an unknown decay model {name!r}"
+    expected = decay.value_at(was, plan.now)
     if abs(expected - after.importance) > 1e-9:
         return (
             f"sets the importance of {was.id!r} to {after.importance:g}; its own decay "

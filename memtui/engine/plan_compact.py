@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -32,7 +32,8 @@ from memtui.times import days_between, format_iso
 COMPACT_VERSION = 2
 DECAY_COLUMNS = ["action", "entry", "fingerprint", "days", "from", "to"]
 EXPIRY_COLUMNS = ["action", "entry", "fingerprint", "after", "age_days", "importance"]
-"""`after`: the action it depends on (the one that last touched the entry), or null."""
+"""`after`: the action it depends on (the last one before it on the entry), or null; the
+fingerprint is then empty (the entry is as that action leaves it)."""
 EXPIRY_STATUS = {"expire": Status.DELETED, "archive": Status.ARCHIVED}
 COLUMNS = {"decay": DECAY_COLUMNS, **{kind: EXPIRY_COLUMNS for kind in EXPIRY_STATUS}}
 
@@ -209,8 +210,9 @@ def _expiry_row(
         or action.reason != expiry_reason(action.kind, age, action.scores["importance"], below)
     ):
         return None
-    after = action.depends_on[0] if action.depends_on else None
-    return [action.id, was.id, fp(was), after, age, action.scores["importance"]]
+    if action.depends_on:  # the entry is as the action it follows leaves it
+        return [action.id, was.id, "", action.depends_on[0], age, action.scores["importance"]]
+    return [action.id, was.id, fp(was), None, age, action.scores["importance"]]
 
 
 def _expiry_scores(was: Memory, plan: Plan) -> dict[str, float] | None:
@@ -389,13 +391,20 @@ class PlanMismatch(ValueError):
         self.action = action
 
 
-def expand(plan: Plan, memories: Mapping[str, Memory]) -> list[str]:
+class Expanded(NamedTuple):
+    stale: list[str]
+    """The entries that changed since the plan was made (then nothing is filled)."""
+    recomputed: frozenset[str]
+    """The actions read from bulk rows: each leaves its entry as its kind does (a decay
+    changes only importance and `last_decayed_at`, an expiry only status and `updated_at`)."""
+
+
+def expand(plan: Plan, memories: Mapping[str, Memory]) -> Expanded:
     """Fill a loaded version-2 plan's actions with full records from `memories` (the store
-    as it is). Returns the ids of the entries that changed since the plan was made (then
-    nothing is filled); raises PlanMismatch for an action the entries cannot explain."""
+    as it is); raises PlanMismatch for an action the entries cannot explain."""
     pending = plan.pending
     if pending is None:
-        return []
+        return Expanded([], frozenset())
     fp = _memo_fingerprint()
     versions: dict[str, list[Memory]] = {}  # each entry as the store and earlier actions hold it
     stale: list[str] = []
@@ -423,11 +432,11 @@ def expand(plan: Plan, memories: Mapping[str, Memory]) -> list[str]:
         for memory in afters:
             versions.setdefault(memory.id, []).append(memory)
     if stale:
-        return list(dict.fromkeys(stale))
+        return Expanded(list(dict.fromkeys(stale)), frozenset())
     for action, befores, afters in filled:
         action.before, action.after = befores, afters
     plan.pending = None
-    return []
+    return Expanded([], frozenset(i for i, raw in pending.items() if isinstance(raw, list)))
 
 
 def _row_after(action: Action, row: list[Any], was: Memory, plan: Plan) -> Memory:
@@ -457,6 +466,12 @@ def _found(
     """The entry as the action was planned from it: the store's (first touch) or as an
     earlier action leaves it. None (and `ident` in `stale`) when the store's changed since."""
     earlier = versions.get(ident)
+    if not want:  # a bulk row after another action: the entry as that action leaves it
+        if earlier and action.depends_on:
+            return earlier[-1]
+        if stale:
+            return None
+        raise PlanMismatch(action, f"finds {ident!r} as no earlier action leaves it")
     current = memories.get(ident)
     if not earlier:
         if current is None:
