@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from memtui.engine.candidates import Pair, candidate_pairs
-from memtui.engine.clusters import capped_components, clusters
+from memtui.engine.clusters import capped_components, clusters, pair_clusters
 from memtui.engine.decay import DecayModel, model
 from memtui.engine.embedded import Embeddings
 from memtui.engine.grouping import linkage_groups, similarity_source
@@ -276,15 +276,21 @@ def _pi_absorb_and_merge(
     merged_text: MergedText | None,
 ) -> None:
     assert profile.merge_threshold is not None
-    merge_pairs = [(p.a, p.b) for p in pairs if p.score >= profile.merge_threshold]
-    groups = clusters(merge_pairs, b.order, profile.cluster_min, profile.cluster_max)
-    score_of = {(p.a, p.b): p.score for p in pairs}
+    groups, spans = pair_clusters(
+        pairs,
+        b.order,
+        b.position,
+        profile.merge_threshold,
+        profile.cluster_min,
+        profile.cluster_max,
+    )
     if profile.absorb_threshold is not None:
         # an opt-in memtui rule (pi absorbs only as a new memory arrives, in its extractor)
+        score_of = {(p.a, p.b): p.score for p in pairs}
         _pi_absorb(b, profile, pairs, groups, score_of, now)
-    group_scores = _group_scores(groups, ((x, y, score_of[(x, y)]) for x, y in merge_pairs))
     merged_any: list[str] = []
-    for group, scores in zip(groups, group_scores, strict=True):
+    for group, (low, high) in zip(groups, spans, strict=True):
+        scores = [low, high]  # the lowest and highest score inside the group
         members = [b.current[i] for i in group]
         if merged_text is not None:
             answer = pi_answer(merged_text(members))
