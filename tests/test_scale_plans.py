@@ -160,18 +160,24 @@ TAMPERING: dict[str, Tamper] = {
 
 @pytest.mark.parametrize("how", sorted(TAMPERING))
 def test_a_tampered_compact_plan_is_refused_naming_the_action(
-    how: str, fixture_copy: Callable[[str], Path], cli: Cli, tmp_path: Path
+    how: str, fixture_copy: Callable[[str], Path], cli: Cli
 ) -> None:
-    store = fixture_copy("realistic-store.json")
-    plan_path = tmp_path / "plan.json"
-    plan = _plan(cli, store, plan_path)
-    action_id = TAMPERING[how](plan)
+    refused_naming_the_action(cli, fixture_copy("realistic-store.json"), TAMPERING[how])
+
+
+def refused_naming_the_action(cli: Cli, store: Path, tamper: Tamper, *extra: str) -> str:
+    """What `apply` says of a plan file edited by `tamper` (which returns the action it
+    edits): refused, naming that action, the store untouched."""
+    plan_path = store.parent / "tampered-plan.json"
+    plan = _plan(cli, store, plan_path, *extra)
+    action_id = tamper(plan)
     plan_path.write_text(json.dumps(plan))
     data = store.read_bytes()
     result = cli("apply", store, plan_path, "--yes")
     assert result.code == 1, result.out
     assert f"plan action {action_id} (" in result.err, result.err
     assert store.read_bytes() == data
+    return result.err
 
 
 def test_an_unknown_plan_version_is_refused_clearly(
