@@ -196,3 +196,21 @@ def test_pi_clusters_of_a_long_chain_join_it_whole() -> None:
     pairs = [Pair(order[n + 1], order[n], 0.5) for n in range(1999)]
     groups, spans = pair_clusters(pairs, order, {i: n for n, i in enumerate(order)}, 0.3, 2, 2000)
     assert groups == [order] and spans == [(0.5, 0.5)]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_plan_file_over_its_versions_size_limit_is_refused_unread(
+    version: int, fixture_copy: Callable[[str], Path], cli: Cli, tmp_path: Path
+) -> None:
+    store = fixture_copy("items.jsonl")
+    data = store.read_bytes()
+    limit = curate.PLAN_V2_SIZE_LIMIT if version == 2 else curate.PLAN_SIZE_LIMIT
+    huge = tmp_path / "huge.json"
+    with open(huge, "wb") as f:
+        f.write(b'{"format": "memtui-plan", "version": %d, "actions": [' % version)
+        f.truncate(limit + 1)  # sparse: no disk, no memory
+    result = cli("apply", store, huge, "--yes")
+    assert result.code == 1
+    assert f"over the plan size limit of {limit:,} bytes" in result.err, result.err
+    assert len(result.err.strip().splitlines()) == 1
+    assert store.read_bytes() == data
