@@ -15,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memtui import curate
-from memtui.engine import plan_compact
+from memtui.engine import pi_dedupe, plan_compact
 from memtui.engine.candidates import Pair
 from memtui.engine.clusters import clusters, pair_clusters
+from memtui.engine.similarity import pi_normalise
 from memtui.service import Service
 from memtui.stores import Store
 from tests.conftest import CliResult
@@ -214,3 +215,9 @@ def test_a_plan_file_over_its_versions_size_limit_is_refused_unread(
     assert f"over the plan size limit of {limit:,} bytes" in result.err, result.err
     assert len(result.err.strip().splitlines()) == 1
     assert store.read_bytes() == data
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40) | st.text(max_size=10))
+def test_pi_dedupe_normalises_as_pi(text: str) -> None:
+    assert pi_dedupe._normalised(text) == pi_normalise(text)
