@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,10 @@ from memtui.engine import pi_dedupe, plan_compact
 from memtui.engine.candidates import Pair
 from memtui.engine.clusters import clusters, pair_clusters
 from memtui.engine.similarity import pi_normalise
+from memtui.model import Memory
 from memtui.service import Service
 from memtui.stores import Store
+from memtui.stores.transfer import create_native_store
 from tests.conftest import CliResult
 from tests.test_scale_plans import refused_naming_the_action
 
@@ -221,3 +224,40 @@ def test_a_plan_file_over_its_versions_size_limit_is_refused_unread(
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40) | st.text(max_size=10))
 def test_pi_dedupe_normalises_as_pi(text: str) -> None:
     assert pi_dedupe._normalised(text) == pi_normalise(text)
+
+
+def test_rows_keep_the_plans_order_around_expiries_that_wait_for_a_decision(
+    cli: Cli, tmp_path: Path
+) -> None:
+    made = datetime(2026, 8, 1, tzinfo=UTC)
+    texts = [
+        "the office plants need water",
+        "prefers tea to coffee",
+        "the bus leaves at eight",
+        "the printer is on the second floor",
+    ]
+    memories = [
+        Memory(
+            id=f"m{n}",
+            content=text,
+            category="preference" if n == 1 else "fact",
+            importance=0.1,
+            created_at=made,
+            evidence_count=3 if n == 1 else None,  # seen often: archived only by decision
+        )
+        for n, text in enumerate(texts)
+    ]
+    store = tmp_path / "store.json"
+    create_native_store(store, memories, now=made, kind="import", reason="test")
+    full = _plan(cli, store, tmp_path / "v1.json", "--plan-version", "1", "--profile", "default")
+    compact = _plan(cli, store, tmp_path / "v2.json", "--profile", "default")
+    archives = [
+        (a["targets"], a["needs_decision"]) for a in full["actions"] if a["kind"] == "archive"
+    ]
+    assert archives == [(["m0"], False), (["m1"], True), (["m2"], False), (["m3"], False)]
+    bulk = [[row[1] for row in a["rows"]] for a in compact["actions"] if a.get("bulk")]
+    assert bulk[-2:] == [["m0"], ["m2", "m3"]]
+    again = curate.read_plan(str(tmp_path / "v2.json"))
+    curate.check_plan_fits(Store.open(store), again, Service().seal_key())
+    del full["seals"]
+    assert again.to_dict() == full

@@ -107,6 +107,8 @@ def compact_plan(plan: Plan) -> dict[str, Any]:
     params = _decay_params(plan)
     below = _expire_below(plan.params)
     actions: list[dict[str, Any]] = []
+    # the open bulk record: consecutive rows of one kind and rule share it, so that the file
+    # keeps the plan's order of actions
     bulk: dict[tuple[str, str], dict[str, Any]] = {}
     for action in plan.actions:
         if action.kind == "decay":
@@ -117,9 +119,11 @@ def compact_plan(plan: Plan) -> dict[str, Any]:
             row = None
         if row is None:
             actions.append(_compact_action(action, fp))
+            bulk.clear()
             continue
         record = bulk.get((action.kind, action.rule))
         if record is None:
+            bulk.clear()
             record = bulk[action.kind, action.rule] = {
                 "kind": action.kind,
                 "bulk": True,
