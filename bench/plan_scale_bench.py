@@ -9,9 +9,10 @@ whole process (start-up included; peak memory from /usr/bin/time; CPU = user + s
 1. `memtui plan STORE --profile longterm|default --out F` and the same with `--json`
    (stdout to /dev/null), on ENTRIES entries of USERS users;
 2. `memtui plan STORE --profile pi --out F` on a PI_ENTRIES-entry pi-format store;
-3. reading the version-2 file back against its store (`read_plan` + `check_plan_fits`), in a
-   process of its own.
-The plan files of both are compared byte for byte (they must be the same).
+3. reading each version's own version-2 file back against its store (`read_plan` +
+   `check_plan_fits`), in a process of its own.
+The plans of both must be the same: the files byte for byte or, where the file layout changed
+(bulk expiry rows), every action's full records, reasons and scores as read back.
 """
 
 from __future__ import annotations
@@ -33,6 +34,28 @@ _READ_BACK = (
     "import gc, sys; gc.disable(); from memtui import curate; from memtui.stores import open_store;"
     "plan = curate.read_plan(sys.argv[2]); curate.check_plan_fits(open_store(sys.argv[1]), plan)"
 )
+_DIGEST = (
+    _READ_BACK + "; import hashlib, orjson;"
+    "print(hashlib.sha256(orjson.dumps(plan.to_dict())).hexdigest())"
+)
+
+
+def same_plan(store: Path, files: list[Path]) -> str:
+    """ "yes" when the two files hold the same plan (read back with this checkout)."""
+    if files[0].read_bytes() == files[1].read_bytes():
+        return "yes (same file)"
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", _DIGEST, str(store), str(f)],
+            env={**ENV, "PYTHONPATH": str(ROOT)},
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        for f in files
+    }
+    return "yes (same plan read back)" if len(digests) == 1 else "NO"
 
 
 def run(args: list[str], source: Path, stdout: Path | None = None) -> tuple[float, float, float]:
@@ -86,7 +109,7 @@ def bench(folder: Path, before: Path, args: argparse.Namespace) -> None:
     big = make_store(folder, "big", args.entries, args.users)
     pi = make_store(folder, "pi", args.pi_entries, 1, "pi")
     print(f"before: {args.before}; after: this checkout. wall s / CPU s / peak MB")
-    print(f"{'run':<44} {'before':>22} {'after':>22}  same file?")
+    print(f"{'run':<44} {'before':>22} {'after':>22}  same plan?")
     cases = [
         ("longterm", big, [], f"{args.entries:,}/{args.users}"),
         ("longterm", big, ["--json"], f"{args.entries:,}/{args.users}"),
@@ -102,14 +125,15 @@ def bench(folder: Path, before: Path, args: argparse.Namespace) -> None:
             cmd = [sys.executable, "-m", "memtui", "plan", str(store), "--profile", profile]
             wall, cpu, peak = run([*cmd, "--out", str(out), *extra], source)
             cells.append(f"{wall:>7.1f} {cpu:>6.1f} {peak:>7.0f}")
-            files.append(out.read_bytes())
-        same = "yes" if files[0] == files[1] else "NO"
+            files.append(out)
+        same = same_plan(store, files)
         run_label = f"plan {profile} {' '.join(['--out', *extra])} ({label})"
         print(f"{run_label:<44} {cells[0]:>22} {cells[1]:>22}  {same}", flush=True)
+        sizes = [f"{f.stat().st_size / 1e6:>21.1f}M" for f in files]
+        print(f"{'  plan file size':<44} {sizes[0]} {sizes[1]}", flush=True)
         if not extra:
             back = []
-            for source in (before, ROOT):
-                plan = folder / f"{profile}-after.json"
+            for source, plan in zip((before, ROOT), files, strict=True):
                 wall, cpu, peak = run(
                     [sys.executable, "-c", _READ_BACK, str(store), str(plan)], source
                 )

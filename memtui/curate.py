@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from memtui.engine.decay import DecayModel
 from memtui.engine.decay import model as decay_model
 from memtui.engine.ids import IdMaker, TakenIds
 from memtui.engine.merging import merge_entries, retire
@@ -26,6 +27,7 @@ from memtui.engine.plan_compact import PlanMismatch, compact_plan, expand
 from memtui.engine.profiles import get_profile, profile_for_format
 from memtui.engine.wording import rule_wording
 from memtui.errors import ConflictError, MemtuiError, NotFoundError
+from memtui.gcpause import gc_paused
 from memtui.jsonout import dumps
 from memtui.model import MEMORY_FIELDS, Memory, Status
 from memtui.plan_seal import check_seals, read_seals, seals_for
@@ -57,7 +59,7 @@ def check_plan_fits(store: MemoryStore, plan: Plan, seal_key: bytes | None = Non
         raise MemtuiError(f"the plan was made for {plan.store}, not {store.path}")
     current = {m.id: m for m in store.memories()}
     try:
-        stale = expand(plan, current)
+        stale, recomputed = expand(plan, current)
     except PlanMismatch as e:
         raise MemtuiError(f"{e}: not the plan memtui made — make a new one") from None
     if stale:
@@ -67,8 +69,14 @@ def check_plan_fits(store: MemoryStore, plan: Plan, seal_key: bytes | None = Non
             f"touches differ ({shown}); nothing was written — make a new plan"
         )
     created: set[str] = set()
+    decay = _plan_decay(plan)
     for action in plan.actions:
-        problem = _action_problem(action, plan, store.format_name, current, created)
+        if action.id in recomputed:  # a bulk row: only a decay's own value is left to check
+            problem = None
+            if action.kind == "decay":
+                problem = _decay_problem(action.before[0], action.after[0], plan, decay)
+        else:
+            problem = _action_problem(action, plan, store.format_name, current, created)
         if problem:
             raise MemtuiError(
                 f"plan action {action.id} ({action.kind}) {problem}: not the plan memtui "
@@ -181,20 +189,30 @@ def _record_problem(
     if kind in _STATUS_AFTER and after.status not in _STATUS_AFTER[kind]:
         return f"gives {was.id!r} the status {after.status.value}, not what a {kind} gives"
     if kind == "decay":
-        return _decay_problem(was, after, plan)
+        return _decay_problem(was, after, plan, _plan_decay(plan))
     return None
 
 
-def _decay_problem(was: Memory, after: Memory, plan: Plan) -> str | None:
+def _plan_decay(plan: Plan) -> DecayModel | None:
+    """The decay model the plan's parameters name (None: none, or one memtui does not know)."""
+    name, rate = plan.params.get("decay_model"), plan.params.get("decay_rate")
+    if not isinstance(name, str) or not isinstance(rate, int | float):
+        return None
+    try:
+        return decay_model(name, float(rate))
+    except MemtuiError:
+        return None
+
+
+def _decay_problem(was: Memory, after: Memory, plan: Plan, decay: DecayModel | None) -> str | None:
     name, rate = plan.params.get("decay_model"), plan.params.get("decay_rate")
     if after.importance > was.importance:
         return f"raises the importance of {was.id!r}"
     if not isinstance(name, str) or not isinstance(rate, int | float):
         return None
-    try:
-        expected = decay_model(name, float(rate)).value_at(was, plan.now)
-    except MemtuiError:
+    if decay is None:
         return f"names an unknown decay model {name!r}"
+    expected = decay.value_at(was, plan.now)
     if abs(expected - after.importance) > 1e-9:
         return (
             f"sets the importance of {was.id!r} to {after.importance:g}; its own decay "
@@ -250,11 +268,16 @@ def apply_plan(
 # A version-1 plan holds a before and after record per touched entry: far below this for any
 # real store (version 2 holds only what changes).
 PLAN_SIZE_LIMIT = 256 * 1024 * 1024
+# A version-2 file of 1M entries / 1,000 users is 382 MB (`longterm`); reading one takes about
+# 9 bytes of memory per byte of file (3.5 GB for that one, beside the store's 2.5 GB).
+PLAN_V2_SIZE_LIMIT = 512 * 1024 * 1024
+_V2_HEAD = re.compile(rb'^\{\s*"format"\s*:\s*"memtui-plan"\s*,\s*"version"\s*:\s*2\s*[,}]')
 
 
 def _plan_bytes(path: str) -> bytes:
     """A plan file's bytes: only from a regular file (a FIFO or a device could block or never
-    end) and only up to PLAN_SIZE_LIMIT."""
+    end) and only up to PLAN_SIZE_LIMIT, or PLAN_V2_SIZE_LIMIT for a file that starts as a
+    version-2 plan."""
     try:
         # non-blocking, so that opening a FIFO returns at once instead of waiting for a writer
         fd = os.open(Path(path).expanduser(), os.O_RDONLY | os.O_NONBLOCK)
@@ -269,21 +292,32 @@ def _plan_bytes(path: str) -> bytes:
             raise MemtuiError(f"{path}: is a directory, not a plan file")
         raise MemtuiError(f"{path}: is not a regular file; plans are read from files only")
     with os.fdopen(fd, "rb") as f:
-        if st.st_size > PLAN_SIZE_LIMIT:
-            raise MemtuiError(
-                f"{path}: is {st.st_size:,} bytes, over the plan size limit of "
-                f"{PLAN_SIZE_LIMIT:,} bytes (PLAN_SIZE_LIMIT); not a plan memtui wrote"
-            )
         try:
-            data = f.read(PLAN_SIZE_LIMIT + 1)
+            head = f.read(256)
+            limit, name = (
+                (PLAN_V2_SIZE_LIMIT, "PLAN_V2_SIZE_LIMIT")
+                if _V2_HEAD.match(head)
+                else (PLAN_SIZE_LIMIT, "PLAN_SIZE_LIMIT")
+            )
+            if st.st_size > limit:
+                raise MemtuiError(
+                    f"{path}: is {st.st_size:,} bytes, over the plan size limit of "
+                    f"{limit:,} bytes ({name}); not a plan memtui wrote"
+                )
+            data = head + f.read(limit + 1 - len(head))
         except OSError as e:
             raise MemtuiError(f"{path}: cannot read it ({e.strerror})") from None
-        if len(data) > PLAN_SIZE_LIMIT:
-            raise MemtuiError(f"{path}: grew past the plan size limit of {PLAN_SIZE_LIMIT:,} bytes")
+        if len(data) > limit:
+            raise MemtuiError(f"{path}: grew past the plan size limit of {limit:,} bytes")
         return data
 
 
 def read_plan(path: str) -> Plan:
+    with gc_paused():  # a million actions and their records, none in a reference cycle
+        return _read_plan(path)
+
+
+def _read_plan(path: str) -> Plan:
     data = _plan_bytes(path)
     try:
         value = orjson.loads(data)

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import operator
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from memtui.engine.candidates import Pair
 
 
 class UnionFind:
@@ -76,3 +83,78 @@ def capped_components(
     out += [sorted(g, key=position.__getitem__) for g in parts.values() if len(g) >= 2]
     out.sort(key=lambda g: position[g[0]])
     return out
+
+
+def component_labels(size: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """For each of `size` nodes, the smallest node the edges a[k]–b[k] connect it to (itself
+    when none): the components of `components`, for nodes numbered 0…size-1, in numpy."""
+    label = np.arange(size, dtype=np.int64)
+    while True:
+        la, lb = label[a], label[b]
+        apart = la != lb
+        if not apart.any():
+            return label
+        la, lb = la[apart], lb[apart]
+        low = np.minimum(la, lb)
+        # hook each root to the smallest root an edge reaches it from, then flatten the trees
+        np.minimum.at(label, la, low)
+        np.minimum.at(label, lb, low)
+        while True:
+            up = label[label]
+            if np.array_equal(up, label):
+                break
+            label = up
+
+
+def scored_clusters(
+    size: int, a: np.ndarray, b: np.ndarray, score: np.ndarray, min_size: int, max_size: int
+) -> tuple[list[list[int]], list[tuple[float, float]]]:
+    """`clusters` of nodes numbered 0…size-1 (the numbers are their order) joined by the edges
+    a[k]–b[k]: the groups, each sorted, in the order of their first node; and the lowest and
+    highest score of the edges inside each group."""
+    if not a.size:
+        return [], []
+    label = component_labels(size, a, b)
+    linked = np.zeros(size, dtype=bool)
+    linked[a] = True
+    linked[b] = True
+    nodes = np.flatnonzero(linked)
+    count = np.bincount(label[nodes], minlength=size)[label[nodes]]
+    kept = nodes[(count >= min_size) & (count <= max_size)]
+    if not kept.size:
+        return [], []
+    members = kept[np.argsort(label[kept], kind="stable")]
+    starts = np.flatnonzero(np.diff(label[members], prepend=-1))
+    groups = [part.tolist() for part in np.split(members, starts[1:])]
+    edge_label = label[a]
+    by_label = np.argsort(edge_label, kind="stable")
+    edge_label, ordered = edge_label[by_label], score[by_label]
+    first = np.flatnonzero(np.diff(edge_label, prepend=-1))
+    where = np.searchsorted(edge_label[first], [g[0] for g in groups])
+    lows = np.minimum.reduceat(ordered, first)[where].tolist()
+    highs = np.maximum.reduceat(ordered, first)[where].tolist()
+    return groups, list(zip(lows, highs, strict=True))
+
+
+_PAIR_A, _PAIR_B = operator.attrgetter("a"), operator.attrgetter("b")
+_PAIR_SCORE = operator.attrgetter("score")
+
+
+def pair_clusters(
+    pairs: Sequence[Pair],
+    order: Sequence[str],
+    position: Mapping[str, int],
+    threshold: float,
+    min_size: int,
+    max_size: int,
+) -> tuple[list[list[str]], list[tuple[float, float]]]:
+    """`clusters` of the pairs scoring at least `threshold` (`position`: each id's place in
+    `order`), with the lowest and highest score inside each group; in numpy, for the million
+    pairs of a big store."""
+    where, count = position.__getitem__, len(pairs)
+    a = np.fromiter(map(where, map(_PAIR_A, pairs)), dtype=np.int64, count=count)
+    b = np.fromiter(map(where, map(_PAIR_B, pairs)), dtype=np.int64, count=count)
+    score = np.fromiter(map(_PAIR_SCORE, pairs), dtype=np.float64, count=count)
+    keep = score >= threshold
+    found, spans = scored_clusters(len(order), a[keep], b[keep], score[keep], min_size, max_size)
+    return [[order[n] for n in group] for group in found], spans

@@ -4,6 +4,7 @@ most potent copy)."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 
 from memtui.engine.similarity import pi_normalise
@@ -35,6 +36,21 @@ def pi_answer(answer: str | None) -> str | None:
     return units.decode("utf-16-le", "surrogatepass")
 
 
+# pi_normalise for ASCII text, without its regular expression: lower case, then drop white
+# space (as JavaScript's \s), punctuation and symbols
+_ASCII_DROPPED = str.maketrans(
+    "",
+    "",
+    "".join(
+        c for c in map(chr, range(128)) if unicodedata.category(c)[0] in "PS" or c in "\t\n\v\f\r "
+    ),
+)
+
+
+def _normalised(text: str) -> str:
+    return text.lower().translate(_ASCII_DROPPED) if text.isascii() else pi_normalise(text)
+
+
 def pi_dedupe_groups(entries: Sequence[Memory]) -> list[tuple[str, list[str]]]:
     """(survivor, folded) per set of entries with identical normalised content, `entries` in
     file order: the survivor is the most potent (earlier in the file on ties); the folded
@@ -43,7 +59,7 @@ def pi_dedupe_groups(entries: Sequence[Memory]) -> list[tuple[str, list[str]]]:
     keeper: dict[str, str] = {}
     folded: dict[str, list[str]] = {}
     for memory in ranked:
-        key = pi_normalise(memory.content)
+        key = _normalised(memory.content)
         if key in keeper:
             folded.setdefault(keeper[key], []).append(memory.id)
         else:

@@ -1,7 +1,8 @@
 """Plan files, version 2: each action records only the fields it changes (before and after
-values) and a fingerprint of each entry it was planned from; the decay actions of one rule
-share one bulk record with a row per entry. The full entries come from the store the plan is
-loaded against (`expand`), which refuses a plan whose entries changed since.
+values) and a fingerprint of each entry it was planned from; the decays of one rule, and the
+expiries (or archivings) of one rule, share one bulk record with a row per entry. The full
+entries come from the store the plan is loaded against (`expand`), which refuses a plan whose
+entries changed since.
 
 In memory a plan keeps one action per entry with full records (`Plan.actions`), so review,
 per-entry approval and `plan_changes` work the same for plans made and plans loaded.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -25,12 +26,16 @@ from memtui.engine.plan import (
     field_changes,
 )
 from memtui.jsonout import dumps_text
-from memtui.model import Memory
-from memtui.times import format_iso
+from memtui.model import Memory, Status
+from memtui.times import days_between, format_iso
 
 COMPACT_VERSION = 2
 DECAY_COLUMNS = ["action", "entry", "fingerprint", "days", "from", "to"]
-_DECAY_FIELDS = frozenset({"importance", "last_decayed_at"})
+EXPIRY_COLUMNS = ["action", "entry", "fingerprint", "after", "age_days", "importance"]
+"""`after`: the action it depends on (the last one before it on the entry), or null; the
+fingerprint is then empty (the entry is as that action leaves it)."""
+EXPIRY_STATUS = {"expire": Status.DELETED, "archive": Status.ARCHIVED}
+COLUMNS = {"decay": DECAY_COLUMNS, **{kind: EXPIRY_COLUMNS for kind in EXPIRY_STATUS}}
 
 
 def fingerprint(memory: Memory) -> str:
@@ -67,6 +72,23 @@ def decay_reason(
     )
 
 
+def expiry_reason(kind: str, age: float, importance: float, below: float) -> str:
+    """The review text of one expiry or archiving that needs no decision (as the planner
+    words it; a plan file rebuilds it)."""
+    verb = "expires" if kind == "expire" else "is archived"
+    return (
+        f"{age:.0f} days old with importance {importance:.2f} (below {below:g}): {verb}, "
+        "restorable from the ledger."
+    )
+
+
+def _expire_below(params: Mapping[str, Any]) -> float | None:
+    below = params.get("expire_below")
+    if not isinstance(below, int | float) or isinstance(below, bool):
+        return None
+    return float(below)
+
+
 def _decay_params(plan: Plan) -> tuple[float, float | None] | None:
     rate, line = plan.params.get("decay_rate"), plan.params.get("archive_line")
     if not isinstance(rate, int | float) or isinstance(rate, bool):
@@ -83,25 +105,35 @@ def compact_plan(plan: Plan) -> dict[str, Any]:
     """The plan as a version-2 file holds it."""
     fp = _memo_fingerprint()
     params = _decay_params(plan)
+    below = _expire_below(plan.params)
     actions: list[dict[str, Any]] = []
-    bulk: dict[str, dict[str, Any]] = {}
+    # the open bulk record: consecutive rows of one kind and rule share it, so that the file
+    # keeps the plan's order of actions
+    bulk: dict[tuple[str, str], dict[str, Any]] = {}
     for action in plan.actions:
-        row = _decay_row(action, plan, params, fp)
-        if row is not None:
-            record = bulk.get(action.rule)
-            if record is None:
-                record = bulk[action.rule] = {
-                    "kind": "decay",
-                    "bulk": True,
-                    "actor": "plan",
-                    "rule": action.rule,
-                    "columns": DECAY_COLUMNS,
-                    "rows": [],
-                }
-                actions.append(record)
-            record["rows"].append(row)
+        if action.kind == "decay":
+            row = _decay_row(action, plan, params, fp)
+        elif action.kind in EXPIRY_STATUS:
+            row = _expiry_row(action, plan, below, fp)
         else:
+            row = None
+        if row is None:
             actions.append(_compact_action(action, fp))
+            bulk.clear()
+            continue
+        record = bulk.get((action.kind, action.rule))
+        if record is None:
+            bulk.clear()
+            record = bulk[action.kind, action.rule] = {
+                "kind": action.kind,
+                "bulk": True,
+                "actor": "plan",
+                "rule": action.rule,
+                "columns": COLUMNS[action.kind],
+                "rows": [],
+            }
+            actions.append(record)
+        record["rows"].append(row)
     out: dict[str, Any] = {
         "format": PLAN_FORMAT,
         "version": COMPACT_VERSION,
@@ -156,6 +188,44 @@ def _decay_scores(days: float, start: float, end: float) -> dict[str, float]:
     return {"days": days, "from": round(start, 6), "to": round(end, 6)}
 
 
+def _expiry_row(
+    action: Action, plan: Plan, below: float | None, fp: Callable[[Memory], str]
+) -> list[Any] | None:
+    """The action as a row of its rule's bulk record, or None when it is not a plain expiry
+    (or archiving) that needs no decision."""
+    if (
+        below is None
+        or action.needs_decision
+        or action.actor != "plan"
+        or action.details
+        or len(action.depends_on) > 1
+        or len(action.before) != 1
+        or len(action.after) != 1
+        or set(action.scores) != {"age_days", "importance"}
+    ):
+        return None
+    [was], [now] = action.before, action.after
+    age = action.scores["age_days"]
+    if (
+        was.created_at is None
+        or action.targets != [was.id]
+        or action.scores != _expiry_scores(was, plan)
+        or now != was.with_(status=EXPIRY_STATUS[action.kind], updated_at=plan.now)
+        or action.reason != expiry_reason(action.kind, age, action.scores["importance"], below)
+    ):
+        return None
+    if action.depends_on:  # the entry is as the action it follows leaves it
+        return [action.id, was.id, "", action.depends_on[0], age, action.scores["importance"]]
+    return [action.id, was.id, fp(was), None, age, action.scores["importance"]]
+
+
+def _expiry_scores(was: Memory, plan: Plan) -> dict[str, float] | None:
+    if was.created_at is None:
+        return None
+    age = days_between(was.created_at, plan.now)
+    return {"age_days": round(age, 6), "importance": round(was.importance, 6)}
+
+
 def _compact_action(action: Action, fp: Callable[[Memory], str]) -> dict[str, Any]:
     found = {m.id: m for m in action.before}
     after: list[Any] = []
@@ -202,21 +272,31 @@ def actions_from_compact(
     pending: dict[str, Any] = {}
     rate = plan_params.get("decay_rate")
     line = plan_params.get("archive_line")
+    below = _expire_below(plan_params)
     for n, raw in enumerate(raws):
         if not isinstance(raw, dict):
             raise ValueError(f"action {n} is not an object")
         if raw.get("bulk") is True:
-            if raw.get("kind") != "decay" or raw.get("columns") != DECAY_COLUMNS:
-                raise ValueError(f"action {n}: a bulk record holds decay rows only")
+            kind = raw.get("kind")
+            if kind not in COLUMNS or raw.get("columns") != COLUMNS[kind]:
+                raise ValueError(f"action {n}: a bulk record holds decay or expiry rows only")
             rows = raw.get("rows")
             if not isinstance(rows, list):
                 raise ValueError(f"action {n}: its rows are not a list")
-            if not isinstance(rate, int | float) or isinstance(rate, bool):
-                raise ValueError("decay rows need the plan's numeric 'decay_rate' parameter")
-            if line is not None and (not isinstance(line, int | float) or isinstance(line, bool)):
-                raise ValueError("the plan's 'archive_line' parameter is not a number")
-            for row in rows:
-                action = _row_action(row, str(raw.get("rule", "")), float(rate), line)
+            rule = str(raw.get("rule", ""))
+            if kind == "decay":
+                if not isinstance(rate, int | float) or isinstance(rate, bool):
+                    raise ValueError("decay rows need the plan's numeric 'decay_rate' parameter")
+                if line is not None and (
+                    not isinstance(line, int | float) or isinstance(line, bool)
+                ):
+                    raise ValueError("the plan's 'archive_line' parameter is not a number")
+                made = [_row_action(row, rule, float(rate), line) for row in rows]
+            else:
+                if below is None:
+                    raise ValueError("expiry rows need the plan's numeric 'expire_below' parameter")
+                made = [_expiry_row_action(row, kind, rule, below) for row in rows]
+            for action, row in zip(made, rows, strict=True):
                 actions.append(action)
                 pending[action.id] = row
             continue
@@ -244,6 +324,29 @@ def _row_action(row: Any, rule: str, rate: float, line: float | None) -> Action:
         rule=rule,
         scores=_decay_scores(float(days), float(start), float(end)),
         reason=decay_reason(days, start, end, rate, line),
+    )
+
+
+def _expiry_row_action(row: Any, kind: str, rule: str, below: float) -> Action:
+    if (
+        not isinstance(row, list)
+        or len(row) != len(EXPIRY_COLUMNS)
+        or not all(isinstance(v, str) for v in row[:3])
+        or not (row[3] is None or isinstance(row[3], str))
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in row[4:])
+    ):
+        raise ValueError(f"an expiry row is damaged: {str(row)[:80]}")
+    ident, entry, _, after, age, importance = row
+    return Action(
+        id=ident,
+        kind=kind,
+        targets=[entry],
+        before=[],
+        after=[],
+        rule=rule,
+        scores={"age_days": float(age), "importance": float(importance)},
+        reason=expiry_reason(kind, age, importance, below),
+        depends_on=[] if after is None else [after],
     )
 
 
@@ -292,30 +395,39 @@ class PlanMismatch(ValueError):
         self.action = action
 
 
-def expand(plan: Plan, memories: Mapping[str, Memory]) -> list[str]:
+class Expanded(NamedTuple):
+    stale: list[str]
+    """The entries that changed since the plan was made (then nothing is filled)."""
+    recomputed: frozenset[str]
+    """The actions read from bulk rows: each leaves its entry as its kind does (a decay
+    changes only importance and `last_decayed_at`, an expiry only status and `updated_at`)."""
+
+
+def expand(plan: Plan, memories: Mapping[str, Memory]) -> Expanded:
     """Fill a loaded version-2 plan's actions with full records from `memories` (the store
-    as it is). Returns the ids of the entries that changed since the plan was made (then
-    nothing is filled); raises PlanMismatch for an action the entries cannot explain."""
+    as it is); raises PlanMismatch for an action the entries cannot explain."""
     pending = plan.pending
     if pending is None:
-        return []
+        return Expanded([], frozenset())
     fp = _memo_fingerprint()
     versions: dict[str, list[Memory]] = {}  # each entry as the store and earlier actions hold it
     stale: list[str] = []
     filled: list[tuple[Action, list[Memory], list[Memory]]] = []
+    touched: dict[str, str] = {}  # entry → the last action that targets it
     for action in plan.actions:
         raw = pending[action.id]
         if isinstance(raw, list):
-            ident, want = raw[1], raw[2]
-            was = _found(action, ident, want, memories, versions, fp, stale)
+            last = touched.get(raw[1])
+            if action.depends_on != ([] if last is None else [last]):
+                raise PlanMismatch(action, f"does not follow the action before it on {raw[1]!r}")
+        for ident in action.targets:
+            touched[ident] = action.id
+        if isinstance(raw, list):
+            was = _found(action, raw[1], raw[2], memories, versions, fp, stale)
             if was is None:
                 continue
-            if raw[4] != was.importance:
-                raise PlanMismatch(action, f"records an importance of {ident!r} it does not have")
-            importance = float(raw[5])
-            if not 0.0 <= importance <= 1.0:
-                raise PlanMismatch(action, f"gives {ident!r} the importance {importance:g}")
-            befores, afters = [was], [was.with_(importance=importance, last_decayed_at=plan.now)]
+            befores = [was]
+            afters = [_row_after(action, raw, was, plan)]
         else:
             befores, afters = _expand_action(action, raw, memories, versions, fp, stale)
             if not befores and raw["found"]:
@@ -324,11 +436,26 @@ def expand(plan: Plan, memories: Mapping[str, Memory]) -> list[str]:
         for memory in afters:
             versions.setdefault(memory.id, []).append(memory)
     if stale:
-        return list(dict.fromkeys(stale))
+        return Expanded(list(dict.fromkeys(stale)), frozenset())
     for action, befores, afters in filled:
         action.before, action.after = befores, afters
     plan.pending = None
-    return []
+    return Expanded([], frozenset(i for i, raw in pending.items() if isinstance(raw, list)))
+
+
+def _row_after(action: Action, row: list[Any], was: Memory, plan: Plan) -> Memory:
+    """The entry as a bulk row's action leaves it, recomputed from the entry it finds."""
+    ident = was.id
+    if action.kind == "decay":
+        if row[4] != was.importance:
+            raise PlanMismatch(action, f"records an importance of {ident!r} it does not have")
+        importance = float(row[5])
+        if not 0.0 <= importance <= 1.0:
+            raise PlanMismatch(action, f"gives {ident!r} the importance {importance:g}")
+        return was.with_(importance=importance, last_decayed_at=plan.now)
+    if action.scores != _expiry_scores(was, plan):
+        raise PlanMismatch(action, f"records an age or importance of {ident!r} it does not have")
+    return was.with_(status=EXPIRY_STATUS[action.kind], updated_at=plan.now)
 
 
 def _found(
@@ -343,6 +470,12 @@ def _found(
     """The entry as the action was planned from it: the store's (first touch) or as an
     earlier action leaves it. None (and `ident` in `stale`) when the store's changed since."""
     earlier = versions.get(ident)
+    if not want:  # a bulk row after another action: the entry as that action leaves it
+        if earlier and action.depends_on:
+            return earlier[-1]
+        if stale:
+            return None
+        raise PlanMismatch(action, f"finds {ident!r} as no earlier action leaves it")
     current = memories.get(ident)
     if not earlier:
         if current is None:

@@ -18,7 +18,7 @@ import numpy as np
 
 from memtui.engine.candidates import Pair, candidate_pairs
 from memtui.engine.choices import ExpireKind, MergeRule
-from memtui.engine.clusters import capped_components, clusters
+from memtui.engine.clusters import capped_components, clusters, pair_clusters
 from memtui.engine.decay import DecayModel, decay_for
 from memtui.engine.embedded import Embeddings
 from memtui.engine.grouping import linkage_groups, similarity_source
@@ -326,13 +326,21 @@ def _pi_absorb_and_merge(run: PlanRun) -> None:
     b, profile, pairs, now = run.b, run.profile, run.pairs, run.now
     merged_text = run.merged_text
     assert profile.merge_threshold is not None
-    merge_pairs = [(p.a, p.b, p.score) for p in pairs if p.score >= profile.merge_threshold]
-    groups = _clusters(b, merge_pairs, profile.cluster_min)
+    groups, spans = pair_clusters(
+        pairs,
+        b.order,
+        b.position,
+        profile.merge_threshold,
+        profile.cluster_min,
+        profile.cluster_max,
+    )
     if profile.absorb_threshold is not None:
         # an opt-in memtui rule (pi absorbs only as a new memory arrives, in its extractor)
         _pi_absorb(b, profile, pairs, groups, now)
     merged_any: list[str] = []
-    for group, members, scores in _each_group(b, groups, merge_pairs):
+    for group, (low, high) in zip(groups, spans, strict=True):
+        scores = [low, high]  # the lowest and highest score inside the group
+        members = [b.current[i] for i in group]
         if merged_text is not None:
             answer = pi_answer(merged_text(members))
             if answer is None:
