@@ -58,6 +58,7 @@ class _Builder:
         self.locked: set[str] = set()
         self.ids = IdMaker(store_format, self.current, now)
         self.embeddings: Embeddings | None = None
+        self.numbers: dict[str, frozenset[str]] | None = None  # what each eligible entry states
 
     def add(
         self,
@@ -634,7 +635,9 @@ def _memtui_absorb_and_merge(run: PlanRun) -> None:
 
 
 def _numbers_stated(b: _Builder) -> dict[str, frozenset[str]]:
-    return {m.id: found for m in b.eligible if (found := numbers_in(m.content))}
+    if b.numbers is None:
+        b.numbers = {m.id: found for m in b.eligible if (found := numbers_in(m.content))}
+    return b.numbers
 
 
 def _disagree(stated: Mapping[str, frozenset[str]], a: str, b: str) -> bool:
