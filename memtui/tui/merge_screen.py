@@ -238,8 +238,12 @@ class MergeScreen(GuardedHandlers, Screen[None]):
         strategy = "keep-base" if self.strategy == "keep-base" else "rule"
         content = self.own_text if self.strategy == "own" else None
 
+        report = host(self).commit_progress
+
         def job(store: Store) -> Transaction:
-            return self.service.merge(store, ids, strategy=strategy, content=content)
+            return self.service.merge(
+                store, ids, strategy=strategy, content=content, progress=report
+            )
 
         host(self).confirm_commit(
             "Merge?",
