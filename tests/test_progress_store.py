@@ -67,7 +67,7 @@ def store_copy(source: Path, fmt: str, folder: Path, name: str) -> Path:
     if fmt == "native":
         shutil.copyfile(source, dest)
     else:
-        export_store(open_store(source), dest, fmt, NOW)
+        export_store(open_store(str(source)), dest, fmt, NOW)
     return dest
 
 
