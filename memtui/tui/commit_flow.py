@@ -17,8 +17,9 @@ from textual.timer import Timer
 
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service import Backup, Service, Store, Transaction
+from memtui.service import Backup, History, Service, Store, Transaction
 from memtui.textsafe import one_line
+from memtui.tui import heap
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.messages import CommitFailed, CommitStage, Committed, HistoryReady
 from memtui.tui.screens import ConfirmScreen, ReasonConfirmScreen, WorkingScreen
@@ -172,17 +173,27 @@ class CommitFlow(App[None]):
             self.post_message(CommitFailed(str(e)))
             return
         self.post_message(CommitStage("written; reading the ledger again"))
+        history = self.build_history(store)
+        # the records and images the commit made, frozen while this screen still waits
+        heap.settle()
         self.post_message(Committed(tx, note(tx), close))
-        self.read_history(store)
+        self.post_history(history)
 
-    def read_history(self, store: Store) -> None:
-        """The ledger's images for the detail pane; the store's ids indexed too (here, off the
-        UI thread), so a merge preview allocates its id at once."""
+    def build_history(self, store: Store) -> History | str:
+        """The ledger's images for the detail pane (or why the ledger cannot be read); the
+        store's ids indexed too (here, off the UI thread), so a merge preview allocates its
+        id at once."""
         self.service.taken_ids(store)
         try:
-            self.post_message(HistoryReady(self.service.history(store)))
+            return self.service.history(store)
         except MemtuiError as e:
-            self.post_message(CommitFailed(f"the ledger cannot be read: {e}"))
+            return f"the ledger cannot be read: {e}"
+
+    def post_history(self, history: History | str) -> None:
+        if isinstance(history, str):
+            self.post_message(CommitFailed(history))
+        else:
+            self.post_message(HistoryReady(history))
 
     def commit_progress(self, stage: str, done: int, total: int) -> None:
         """Where the running commit is: called by the store on the commit's worker thread."""
