@@ -4,7 +4,13 @@ commit changes nothing in what it writes."""
 
 from __future__ import annotations
 
+import os
+import pty
+import re
 import shutil
+import subprocess
+import sys
+from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 
@@ -14,7 +20,7 @@ import pytest
 from memtui.demo import make_demo_memories
 from memtui.service import Service, Store, Transaction
 from memtui.stores import Change, create_native_store, export_store, open_store
-from tests.conftest import NOW
+from tests.conftest import NOW, CliResult
 from tests.pg_agent import insert
 from tests.pg_server import PgServer, pg_dsn, pg_server  # noqa: F401
 
@@ -168,3 +174,47 @@ def test_postgres_commit_results_are_the_same_watched_or_not(
         images = [(c.id, c.after_raw["importance"], c.after_raw["version"]) for c in tx.changes]
         results.append((table, images))
     assert results[0] == results[1]
+
+
+def _run_apply(store: Path, plan: Path, stderr_tty: bool) -> tuple[int, str, bytes]:
+    """`memtui apply --yes` in a child process; its stderr a terminal (a pty) or a pipe."""
+    command = [sys.executable, "-m", "memtui", "apply", str(store), str(plan), "--yes"]
+    if not stderr_tty:
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        return done.returncode, done.stdout, done.stderr.encode()
+    main, child = pty.openpty()
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=child, text=True) as proc:
+        os.close(child)
+        err = b""
+        while True:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            err += chunk
+        out = proc.stdout.read() if proc.stdout else ""
+    os.close(main)
+    return proc.returncode, out, err
+
+
+def test_cli_apply_shows_one_progress_line_only_on_a_terminal(
+    native_source: Path, tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    plain = store_copy(native_source, "native", tmp_path, "plain")
+    watched = store_copy(native_source, "native", tmp_path, "watched")
+    plans = tmp_path / "plain.plan.json", tmp_path / "watched.plan.json"
+    assert cli("plan", plain, "--out", plans[0]).code == 0
+    assert cli("plan", watched, "--out", plans[1]).code == 0
+    code, out, err = _run_apply(plain, plans[0], stderr_tty=False)
+    assert code == 0 and "applied" in out and err == b""  # as before: nothing on a pipe
+    code_tty, out_tty, err_tty = _run_apply(watched, plans[1], stderr_tty=True)
+    assert code_tty == 0, err_tty
+    assert out_tty == out.replace(str(plain), str(watched))
+    text = err_tty.decode()
+    assert re.search(r"\rchecking 0/[\d,]{5}\r", text.replace("\x1b[K", ""))  # counts shown
+    assert "preparing" in text and "writing" in text
+    assert text.endswith("\r\x1b[K")  # the line is cleared at the end
+    assert "\n" not in text  # one line, rewritten in place
+    assert watched.read_bytes() == plain.read_bytes()
