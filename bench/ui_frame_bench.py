@@ -2,7 +2,7 @@
 a commit replaced the store's records: the previous garbage-collection policy and now, side by
 side, each in a fresh process.
 
-    python bench/ui_frame_bench.py [--size 100000] [--chars 30] [--commits 1]
+    python bench/ui_frame_bench.py [--size 100000] [--chars 30] [--commits 1] [--touch N]
 
 The app runs headless (`App.run_test()`); `--commits` commits, each giving every entry a new
 importance (as applying a decay plan does), run through the app's commit flow; then two
@@ -155,15 +155,16 @@ def settle_timed(times: list[float]) -> Iterator[None]:
         heap.settle = settle
 
 
-async def commit_edits(app: MemtuiApp, pilot: Any, count: int) -> None:
+async def commit_edits(app: MemtuiApp, pilot: Any, count: int, touch: int | None) -> None:
     """`count` commits through the app's commit flow, each waited for (and the ledger read
-    again); each gives every entry a new importance, as applying a decay plan does."""
+    again); each gives every entry (or the first `touch`) a new importance, as applying a
+    decay plan does."""
     for n in range(count):
 
         def job(store: Store, n: int = n) -> Transaction:
             changes = [
                 Change(m, m.with_(importance=round(m.importance * 0.9, 6) or 0.5 + n / 100))
-                for m in store.memories()
+                for m in store.memories()[:touch]
             ]
             return store.commit(changes, actor="plan", kind="plan", reason="decay", now=NOW)
 
@@ -175,7 +176,9 @@ async def commit_edits(app: MemtuiApp, pilot: Any, count: int) -> None:
         await pilot.pause()
 
 
-async def type_in_merge_editor(path: Path, chars: int, commits: int) -> dict[str, Any]:
+async def type_in_merge_editor(
+    path: Path, chars: int, commits: int, touch: int | None
+) -> dict[str, Any]:
     frames = Frames()
     settles: list[float] = []
     app = make_app(str(path), now=NOW, watch_interval=0)
@@ -184,7 +187,7 @@ async def type_in_merge_editor(path: Path, chars: int, commits: int) -> dict[str
             await pilot.pause()
             await app.workers.wait_for_complete()
             await pilot.pause()
-            await commit_edits(app, pilot, commits)
+            await commit_edits(app, pilot, commits, touch)
             store = app.store
             assert store is not None, "the store did not open"
             user = store.memories()[0].user_id
@@ -241,11 +244,13 @@ def _key_name(ch: str) -> str:
     return {" ": "space", ":": "colon", "!": "exclamation_mark"}.get(ch, ch)
 
 
-def one_variant(variant: str, path: Path, chars: int, commits: int) -> dict[str, Any]:
+def one_variant(
+    variant: str, path: Path, chars: int, commits: int, touch: int | None
+) -> dict[str, Any]:
     if variant == "before":
         with previous_gc_policy():
-            return asyncio.run(type_in_merge_editor(path, chars, commits))
-    return asyncio.run(type_in_merge_editor(path, chars, commits))
+            return asyncio.run(type_in_merge_editor(path, chars, commits, touch))
+    return asyncio.run(type_in_merge_editor(path, chars, commits, touch))
 
 
 def main() -> None:
@@ -253,11 +258,13 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--chars", type=int, default=30)
     parser.add_argument("--commits", type=int, default=1)
+    parser.add_argument("--touch", type=int, help="entries each commit changes (default: all)")
     parser.add_argument("--only", choices=["before", "after"])
     parser.add_argument("--store", type=Path, help="(with --only) the store made by the parent")
     args = parser.parse_args()
     if args.only:
-        print(json.dumps(one_variant(args.only, args.store, args.chars, args.commits)))
+        result = one_variant(args.only, args.store, args.chars, args.commits, args.touch)
+        print(json.dumps(result))
         return
     folder = Path(tempfile.mkdtemp(prefix="memtui-ui-frame-"))
     results: dict[str, dict[str, Any]] = {}
@@ -270,13 +277,15 @@ def main() -> None:
             shutil.copyfile(path, copy)
             run = [sys.executable, __file__, "--only", variant, "--store", str(copy)]
             run += ["--chars", str(args.chars), "--commits", str(args.commits)]
+            run += ["--touch", str(args.touch)] if args.touch else []
             out = subprocess.run(run, check=True, capture_output=True, text=True).stdout
             results[variant] = json.loads(out.strip().splitlines()[-1])
     finally:
         shutil.rmtree(folder)
     before, after = results["before"], results["after"]
     print(
-        f"typing {args.chars} characters in the merge editor after {args.commits} commit(s) "
+        f"typing {args.chars} characters in the merge editor after {args.commits} commit(s) of "
+        f"{args.touch or args.size:,} entries "
         "(UI thread, per callback; each variant in a fresh process):"
     )
     print(f"{'':32}{'before':>12}{'after':>12}")

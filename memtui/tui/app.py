@@ -98,6 +98,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self._fatal_line = ""
         self._saved_theme = ""  # the theme the config file holds (or memtui started with)
         self._frozen = False  # the first store's records frozen (heap.py)
+        self._replaced = False  # a reload replaced the records: settle everything
         self._switch_interval = sys.getswitchinterval()
         self._model = TableModel([], self.now())
         if self.settings.keymap:
@@ -236,9 +237,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self.post_message(StoreReady(store, memories, reloaded))
         # what `/` searches, ready before the first keystroke
         self.post_message(HaystackReady(memories, build_haystack(memories)))
-        history = self.build_history(store)
-        heap.settle(everything=reloaded)  # here, not while the user types
-        self.post_history(history)
+        self.post_history(self.build_history(store))
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
     def check_outside(self) -> None:
@@ -257,6 +256,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self.exit_code = 0
         self.sub_title = f"{message.store.path} · {message.store.format_name}"
         self.home.show_store(message.store, message.memories, message.reloaded)
+        self._replaced = self._replaced or message.reloaded
         if message.reloaded:
             self.notify(f"Reloaded {len(message.store):,} entries.", title="Store")
             return
@@ -288,6 +288,10 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     def _history_ready(self, message: HistoryReady) -> None:
         self.history = message.history
         self.home.history_changed()
+        # a load or a commit has built what lives until the next one, and the screen it came
+        # from is closed: one pass now, once the result is painted, not in the middle of typing
+        self.call_after_refresh(heap.settle, everything=self._replaced)
+        self._replaced = False
 
     @on(OutsideChange)
     def _outside_change(self) -> None:

@@ -19,7 +19,6 @@ from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.service import Backup, History, Service, Store, Transaction
 from memtui.textsafe import one_line
-from memtui.tui import heap
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.messages import CommitFailed, CommitStage, Committed, HistoryReady
 from memtui.tui.screens import ConfirmScreen, ReasonConfirmScreen, WorkingScreen
@@ -173,11 +172,8 @@ class CommitFlow(App[None]):
             self.post_message(CommitFailed(str(e)))
             return
         self.post_message(CommitStage("written; reading the ledger again"))
-        history = self.build_history(store)
-        # the records and images the commit made, frozen while this screen still waits
-        heap.settle()
         self.post_message(Committed(tx, note(tx), close))
-        self.post_history(history)
+        self.post_history(self.build_history(store))
 
     def build_history(self, store: Store) -> History | str:
         """The ledger's images for the detail pane (or why the ledger cannot be read); the

@@ -1,9 +1,9 @@
 """The app's edge of garbage collection: what a load or a commit builds (records, the ledger's
 images, the ids) lives until the next one, so it is frozen (`gc.freeze`) once built; the
 cyclic collector's full passes, which hold the GIL and so the UI thread, then walk only what
-the screens allocate since. The passes memtui makes itself run in the worker that loaded or
-committed, while the user waits for it anyway, never in the middle of typing. The core knows
-nothing of this (README: "Garbage collection in the TUI")."""
+the screens allocate since. memtui's own pass runs once a load or a commit has been shown
+(and the screen it came from closed, so that it is collected, not frozen), never in the middle
+of typing. The core knows nothing of this (README: "Garbage collection in the TUI")."""
 
 from __future__ import annotations
 
