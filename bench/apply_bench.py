@@ -110,6 +110,10 @@ def one_size(
     return len(plan.actions), touched, before, after, watched, calls, undo, floor
 
 
+def _or_dash(value: float, fmt: str) -> str:
+    return "-" if value != value else format(value, fmt)  # NaN: not measured
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="2000,5000,10000,20000")
@@ -129,8 +133,9 @@ def main() -> None:
                 folder, size, args.profile, not args.no_baseline
             )
             print(
-                f"{size:>8} {actions:>8} {touched:>8} {before:>13.2f} {after:>10.2f} "
-                f"{before / after:>8.1f}× {watched:>11.2f} {calls:>6} {undo:>7.2f} "
+                f"{size:>8} {actions:>8} {touched:>8} {_or_dash(before, '.2f'):>13} "
+                f"{after:>10.2f} {_or_dash(before / after, '.1f') + '×':>9} "
+                f"{watched:>11.2f} {calls:>6} {undo:>7.2f} "
                 f"{floor:>12.2f}",
                 flush=True,
             )
