@@ -2,10 +2,13 @@
 implementation in the same run, at growing store sizes so the growth is visible.
 
     python bench/apply_bench.py [--sizes 2000,5000,10000,20000] [--profile longterm]
+                                [--no-baseline]
 
 For each size: a native store of realistic demo entries (one user), its plan, then
 - apply: `curate.apply_plan` with every pre-approved action, with memtui's indexed action lookup
-  and with the previous linear scan per lookup (the baseline);
+  and with the previous linear scan per lookup (the baseline; `--no-baseline` skips it);
+- apply + progress: the same apply with a progress callback (a counter), to show that being
+  watched costs nothing per entry (`calls`: how often the callback ran);
 - undo: `Store.undo` of that transaction;
 - load + commit: opening the store and one commit touching as many entries as the plan does,
   the floor an apply cannot beat.
@@ -32,6 +35,7 @@ from memtui.engine.planner import make_plan
 from memtui.engine.profiles import get_profile
 from memtui.errors import MemtuiError
 from memtui.stores import Change, create_native_store, open_store
+from memtui.stores.progress import CommitProgress
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 
@@ -60,7 +64,9 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def one_size(folder: Path, size: int, profile: str) -> tuple[int, int, float, float, float, float]:
+def one_size(
+    folder: Path, size: int, profile: str, baseline: bool
+) -> tuple[int, int, float, float, float, int, float, float]:
     memories = make_demo_memories(size, 1, NOW)
     source = folder / f"source-{size}.json"
     create_native_store(source, memories, now=NOW, kind="import", reason="bench")
@@ -70,16 +76,25 @@ def one_size(folder: Path, size: int, profile: str) -> tuple[int, int, float, fl
     approved = plan.default_approved()
     touched = len(plan_changes(plan, approved))
 
-    def apply_copy(name: str) -> float:
+    def apply_copy(name: str, progress: CommitProgress | None = None) -> float:
         path = folder / f"{name}-{size}.json"
         shutil.copyfile(source, path)
         target = open_store(str(path))
         plan.store = str(target.path)
-        return timed(lambda: curate.apply_plan(target, plan, approved, now=NOW))
+        return timed(lambda: curate.apply_plan(target, plan, approved, now=NOW, progress=progress))
 
-    with previous_lookup():
-        before = apply_copy("before")
+    before = float("nan")
+    if baseline:
+        with previous_lookup():
+            before = apply_copy("before")
     after = apply_copy("after")
+    calls = 0
+
+    def count(stage: str, done: int, total: int) -> None:
+        nonlocal calls
+        calls += 1
+
+    watched = apply_copy("watched", count)
     applied = open_store(str(folder / f"after-{size}.json"))
     undo = timed(lambda: applied.undo(now=NOW))
 
@@ -92,26 +107,36 @@ def one_size(folder: Path, size: int, profile: str) -> tuple[int, int, float, fl
         floor.commit(changes[:touched], actor="user", kind="edit", reason="", now=NOW)
 
     floor = timed(load_and_commit)
-    return len(plan.actions), touched, before, after, undo, floor
+    return len(plan.actions), touched, before, after, watched, calls, undo, floor
+
+
+def _or_dash(value: float, fmt: str) -> str:
+    return "-" if value != value else format(value, fmt)  # NaN: not measured
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="2000,5000,10000,20000")
     parser.add_argument("--profile", default="longterm")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the quadratic apply")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="memtui-apply-bench-"))
     print(f"profile {args.profile}; times in seconds (one run each, same process)")
     print(
         f"{'entries':>8} {'actions':>8} {'touched':>8} {'apply before':>13} "
-        f"{'apply now':>10} {'speed-up':>9} {'undo':>7} {'load+commit':>12}"
+        f"{'apply now':>10} {'speed-up':>9} {'+ progress':>11} {'calls':>6} {'undo':>7} "
+        f"{'load+commit':>12}"
     )
     try:
         for size in (int(s) for s in args.sizes.split(",")):
-            actions, touched, before, after, undo, floor = one_size(folder, size, args.profile)
+            actions, touched, before, after, watched, calls, undo, floor = one_size(
+                folder, size, args.profile, not args.no_baseline
+            )
             print(
-                f"{size:>8} {actions:>8} {touched:>8} {before:>13.2f} {after:>10.2f} "
-                f"{before / after:>8.1f}× {undo:>7.2f} {floor:>12.2f}",
+                f"{size:>8} {actions:>8} {touched:>8} {_or_dash(before, '.2f'):>13} "
+                f"{after:>10.2f} {_or_dash(before / after, '.1f') + '×':>9} "
+                f"{watched:>11.2f} {calls:>6} {undo:>7.2f} "
+                f"{floor:>12.2f}",
                 flush=True,
             )
     finally:

@@ -4,8 +4,9 @@ restore, chain, decay. Thin: parses arguments, calls the service, prints."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from memtui.cli_common import UsageError, emit_json, print_done
@@ -17,6 +18,7 @@ from memtui.service import (
     DEFAULT_TARGET_PRECISION,
     METHODS,
     PROFILE_NAMES,
+    CommitProgress,
     LlmRequest,
     Service,
     parse_time,
@@ -96,6 +98,26 @@ def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _progress_line() -> Iterator[CommitProgress | None]:
+    """A one-line progress on stderr while a commit runs, cleared at the end; nothing unless
+    stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+
+    def show(stage: str, done: int, total: int) -> None:
+        counts = f" {done:,}/{total:,}" if total > 1 else ""
+        sys.stderr.write(f"\r\x1b[K{stage}{counts}")
+        sys.stderr.flush()
+
+    try:
+        yield show
+    finally:
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+
+
 def cmd_apply(args: argparse.Namespace, svc: Service) -> int:
     store = svc.open(args.store)
     plan = svc.read_plan(args.plan)
@@ -117,7 +139,8 @@ def cmd_apply(args: argparse.Namespace, svc: Service) -> int:
             print("nothing applied", file=sys.stderr)
             return 1
     before = sum(1 for m in store.memories() if m.visible)
-    tx = svc.apply(store, plan, approved)
+    with _progress_line() as progress:
+        tx = svc.apply(store, plan, approved, progress)
     after = sum(1 for m in store.memories() if m.visible)
     if args.json:
         emit_json(transaction_record(tx))

@@ -36,6 +36,7 @@ from memtui.stores.files import atomic_write
 from memtui.stores.ledger import ChangeImage
 from memtui.stores.pi_format import PI_CONTENT_CAP
 from memtui.stores.pi_json import PiJsonError, read_checked
+from memtui.stores.progress import CommitProgress
 from memtui.times import format_iso
 from memtui.views import entries, kind_counts
 
@@ -240,6 +241,7 @@ def apply_plan(
     *,
     now: datetime,
     seal_key: bytes | None = None,
+    progress: CommitProgress | None = None,
 ) -> Transaction:
     """Apply the approved actions (default: all that need no decision) as one transaction.
 
@@ -262,6 +264,7 @@ def apply_plan(
         reason=f"{plan.profile} plan: {summary}",
         now=now,
         details={"profile": plan.profile, "actions": chosen, "plan_now": plan.now.isoformat()},
+        progress=progress,
     )
 
 
@@ -482,6 +485,7 @@ def merge_by_hand(
     content: str | None = None,
     now: datetime,
     new_id: str | None = None,
+    progress: CommitProgress | None = None,
 ) -> Transaction:
     members = _live_members(store, ids)
     merged, retired = preview_merge(
@@ -496,6 +500,7 @@ def merge_by_hand(
         now=now,
         reason=f"merged {entries(len(members))} by hand ({how})",
         details={"merged": merged.id},
+        progress=progress,
     )
 
 

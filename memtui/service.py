@@ -70,6 +70,7 @@ from memtui.stores.files import atomic_write, read_bytes
 from memtui.stores.labels import Label, LabelFile, make_label
 from memtui.stores.pi_format import PI_CONTENT_CAP, PI_TYPES
 from memtui.stores.postgres import is_postgres_location, open_postgres_store
+from memtui.stores.progress import CommitProgress
 from memtui.stores.store import Store as FileStore
 from memtui.stores.transfer import ExportReport
 from memtui.times import parse_iso_or_none
@@ -96,6 +97,7 @@ __all__ = [
     "Backup",
     "Calibration",
     "Cancelled",
+    "CommitProgress",
     "DecayModel",
     "EntryEdit",
     "Group",
@@ -495,10 +497,18 @@ class Service:
         strategy: str = "rule",
         content: str | None,
         new_id: str | None = None,
+        progress: CommitProgress | None = None,
     ) -> Transaction:
-        """Merge by hand; `new_id`: the id the person saw in the preview, kept when free."""
+        """Merge `ids` into one new entry (one transaction); `new_id`: the id the person saw in
+        the preview, kept when free; `progress` is told its stages."""
         return curate.merge_by_hand(
-            store, ids, strategy=strategy, content=content, now=self.now(), new_id=new_id
+            store,
+            ids,
+            strategy=strategy,
+            content=content,
+            now=self.now(),
+            new_id=new_id,
+            progress=progress,
         )
 
     def supersede(self, store: Store, old_id: str, new_id: str, reason: str = "") -> Transaction:
@@ -520,13 +530,23 @@ class Service:
 
     # -- undo and rollback --------------------------------------------------------------------
 
-    def undo(self, store: Store, tx_id: int | None = None) -> Transaction:
-        return store.undo(tx_id, now=self.now(), actor=Actor.USER)
+    def undo(
+        self, store: Store, tx_id: int | None = None, progress: CommitProgress | None = None
+    ) -> Transaction:
+        """Revert a transaction (default: the newest not undone) as a new one; `progress` is
+        told its stages (checking, preparing, backup, ledger, writing) with counts."""
+        return store.undo(tx_id, now=self.now(), actor=Actor.USER, progress=progress)
 
-    def rollback(self, store: Store, backup: str) -> Transaction:
-        return store.rollback(backup, now=self.now(), actor=Actor.USER)
+    def rollback(
+        self, store: Store, backup: str, progress: CommitProgress | None = None
+    ) -> Transaction:
+        """Make the store what backup `backup` holds, as one undoable transaction; `progress`
+        is told its stages."""
+        return store.rollback(backup, now=self.now(), actor=Actor.USER, progress=progress)
 
-    def rollback_from_copy(self, store: Store, source: Path) -> Transaction:
+    def rollback_from_copy(
+        self, store: Store, source: Path, progress: CommitProgress | None = None
+    ) -> Transaction:
         """Make a PostgreSQL store what `memtui backup`'s copy `source` holds, as one undoable
         transaction; refused when `source` is not a copy of that table."""
         restore = getattr(store, "rollback_from_copy", None)
@@ -535,7 +555,9 @@ class Service:
                 f"{store.path} is a file store: roll back to one of its backups by name "
                 "(see `memtui backups`)"
             )
-        return cast(Transaction, restore(source, now=self.now(), actor=Actor.USER))
+        return cast(
+            Transaction, restore(source, now=self.now(), actor=Actor.USER, progress=progress)
+        )
 
     def backups(self, store: Store) -> list[Backup]:
         return store.backups()
@@ -906,10 +928,19 @@ class Service:
     def check_plan_fits(self, store: Store, plan: Plan) -> None:
         curate.check_plan_fits(store, plan, self.seal_key())
 
-    def apply(self, store: Store, plan: Plan, approved: Sequence[str] | None = None) -> Transaction:
+    def apply(
+        self,
+        store: Store,
+        plan: Plan,
+        approved: Sequence[str] | None = None,
+        progress: CommitProgress | None = None,
+    ) -> Transaction:
         """Apply the approved actions (default: all that need no decision) as one
-        transaction; refused, with nothing written, when the entries it touches changed."""
-        return curate.apply_plan(store, plan, approved, now=self.now(), seal_key=self.seal_key())
+        transaction; refused, with nothing written, when the entries it touches changed.
+        `progress` is told the commit's stages with counts."""
+        return curate.apply_plan(
+            store, plan, approved, now=self.now(), seal_key=self.seal_key(), progress=progress
+        )
 
 
 @dataclass(frozen=True, slots=True)

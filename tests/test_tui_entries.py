@@ -13,7 +13,7 @@ from textual import events
 from textual.widgets import OptionList, Static
 
 from memtui.model import Memory, Source, Status
-from memtui.service import Service, Store, Transaction
+from memtui.service import CommitProgress, Service, Store, Transaction
 from memtui.stores import open_store
 from memtui.tui.app import MemtuiApp
 from memtui.tui.decay_screen import DecayScreen
@@ -233,9 +233,14 @@ async def test_a_long_commit_shows_what_it_does_and_the_screen_stays_live(
     release = threading.Event()
     real_undo = Service.undo
 
-    def slow_undo(self: Service, store: Store, tx_id: int | None = None) -> Transaction:
+    def slow_undo(
+        self: Service,
+        store: Store,
+        tx_id: int | None = None,
+        progress: CommitProgress | None = None,
+    ) -> Transaction:
         release.wait(30)
-        return real_undo(self, store, tx_id)
+        return real_undo(self, store, tx_id, progress)
 
     monkeypatch.setattr(Service, "undo", slow_undo)
     app = app_for(demo_copy)

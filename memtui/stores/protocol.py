@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from memtui.model import Memory
 from memtui.stores.backups import Backup
 from memtui.stores.ledger import Transaction
+from memtui.stores.progress import CommitProgress
 
 if TYPE_CHECKING:
     from memtui.stores.store import Change
@@ -100,10 +101,26 @@ class MemoryStore(Protocol):
         now: datetime,
         undoes: int | None = None,
         details: dict[str, Any] | None = None,
-    ) -> Transaction: ...
+        progress: CommitProgress | None = None,
+    ) -> Transaction:
+        """`progress` is told the commit's stages with counts (see stores/progress.py)."""
+        ...
 
     def undo(
-        self, tx_id: int | None = None, *, now: datetime, actor: str = "user", reason: str = ""
+        self,
+        tx_id: int | None = None,
+        *,
+        now: datetime,
+        actor: str = "user",
+        reason: str = "",
+        progress: CommitProgress | None = None,
     ) -> Transaction: ...
 
-    def rollback(self, name: str, *, now: datetime, actor: str = "user") -> Transaction: ...
+    def rollback(
+        self,
+        name: str,
+        *,
+        now: datetime,
+        actor: str = "user",
+        progress: CommitProgress | None = None,
+    ) -> Transaction: ...

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -39,6 +39,7 @@ from memtui.stores.ledger import (
     undo_target,
     undone_ids,
 )
+from memtui.stores.progress import CommitProgress, Stage
 from memtui.stores.sidecar import check_writable, sidecar_problems
 
 # An outside writer that ignores the lock can slip in between our read and our rename.
@@ -267,6 +268,7 @@ class Store:
         details: dict[str, Any] | None = None,
         revert_header: HeaderImages | None = None,
         earlier: bytes | None = None,
+        progress: CommitProgress | None = None,
     ) -> Transaction:
         """Apply `changes` as one transaction; returns it as recorded in the ledger.
 
@@ -274,6 +276,7 @@ class Store:
         memtui left it; only what memtui changed and nobody changed since is reverted.
         `earlier`: a file (a backup) that held the entries this write brings back, so a format
         that keeps bytes can write them as they were.
+        `progress`: told each stage (checking, preparing, backup, ledger, writing) with counts.
 
         Raises ConflictError (nothing written) when an entry it touches is no longer what the
         change's `before` says, StoreLockedError when another process holds the lock.
@@ -296,7 +299,16 @@ class Store:
             remove_stale_temp_files(self.file.parent, self.file.name)
             for _ in range(_WRITE_ATTEMPTS):
                 tx = self._commit_locked(
-                    changes, actor, kind, reason, now, undoes, details, revert_header, earlier
+                    changes,
+                    actor,
+                    kind,
+                    reason,
+                    now,
+                    undoes,
+                    details,
+                    revert_header,
+                    earlier,
+                    progress,
                 )
                 if tx is not None:
                     return tx
@@ -316,6 +328,7 @@ class Store:
         details: dict[str, Any] | None,
         revert_header: HeaderImages | None,
         earlier: bytes | None,
+        progress: CommitProgress | None,
     ) -> Transaction | None:
         data = read_bytes(self.file)
         stamp = FileStamp.of(self.file)
@@ -329,7 +342,7 @@ class Store:
                 f"{self.path}: the file was replaced by a {fmt.name} store while open; "
                 "nothing was written"
             )
-        self._check_unchanged(changes, base)
+        self._check_unchanged(changes, base, progress)
         ledger = self._read_ledger(base, sha)
         if ledger.problems:
             raise StoreFormatError(
@@ -346,7 +359,9 @@ class Store:
         in_file = fmt.ledger_in_file
         order = {ident: n for n, ident in enumerate(base.memories)}
         returning: list[tuple[int, str]] = []
-        for change in changes:
+        preparing = Stage(progress, "preparing", len(changes))
+        for done, change in enumerate(changes):
+            preparing.tick(done)
             ident = change.id
             before_raw = base.raws.get(ident)
             after_raw: dict[str, Any] | None = None
@@ -399,9 +414,12 @@ class Store:
                     compact=compact,
                 )
             )
+        preparing.end()
         if returning:
             _move_to_positions(doc, sorted(returning))
+        saving = Stage(progress, "backup", 1)
         backup = self._shelf.add(data, now, tx_id)
+        saving.end()
         pending = False
         try:
             tx = Transaction(
@@ -421,8 +439,11 @@ class Store:
             # the bytes this write replaces, and earlier ones: a format may keep some of them
             sources = [data, *([earlier] if earlier is not None else [])]
             doc.header["sources"] = sources + self._held_before(changes, base, history)
+            recording = Stage(progress, "ledger", len(images))
             if in_file:
                 doc.header["journal"] = [*doc.header.get("journal", []), tx.to_dict()]
+                recording.end()
+                writing = Stage(progress, "writing", 1)
                 new_data = with_layout(fmt.render(doc, now), layout)
             else:
                 assert self._ledger is not None
@@ -431,12 +452,15 @@ class Store:
                 new_data = with_layout(fmt.render(doc, now), layout)
                 tx.sha_after = sha256(new_data)
                 tx.state = "pending"
-                self._ledger.add_pending(tx)
+                self._ledger.add_pending(tx)  # written ahead: the file follows
                 pending = True
+                recording.end()
+                writing = Stage(progress, "writing", 1)
             doc.header.pop("sources", None)
             if FileStamp.of(self.file) != stamp:
                 raise _Overtaken
             atomic_write(self.file, new_data, mode=fmt.rewrite_mode)
+            writing.end()
         except BaseException as e:
             # the transaction did not happen: neither does its backup, nor its ledger entry
             self._shelf.discard(backup)
@@ -463,25 +487,38 @@ class Store:
                 f"{problems[0]}; memtui changes nothing until it is repaired (see `memtui doctor`)"
             )
 
-    def _check_unchanged(self, changes: Iterable[Change], base: Document) -> None:
+    def _check_unchanged(
+        self,
+        changes: Sequence[Change],
+        base: Document,
+        progress: CommitProgress | None = None,
+    ) -> None:
         # the version counter is not compared: memtui moves it forward itself on every change
         # (so an undo's images hold older versions), and the agent's real edits change more
-        stale = [
-            c.id
-            for c in changes
-            if _unversioned(base.memories.get(c.id)) != _unversioned(self.visible(c.before))
-        ]
+        checking = Stage(progress, "checking", len(changes))
+        stale = []
+        for done, c in enumerate(changes):
+            checking.tick(done)
+            if _unversioned(base.memories.get(c.id)) != _unversioned(self.visible(c.before)):
+                stale.append(c.id)
         if stale:
             shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
             raise ConflictError(
                 f"{self.path}: changed since memtui read it; {len(stale)} of the entries this "
                 f"change touches differ ({shown}); nothing was written — reload and try again"
             )
+        checking.end()
 
     # -- undo and rollback -------------------------------------------------------------------
 
     def undo(
-        self, tx_id: int | None = None, *, now: datetime, actor: str = "user", reason: str = ""
+        self,
+        tx_id: int | None = None,
+        *,
+        now: datetime,
+        actor: str = "user",
+        reason: str = "",
+        progress: CommitProgress | None = None,
     ) -> Transaction:
         """Revert a transaction (default: the newest one not undone) as a new transaction."""
         self._refuse_when_unusable()
@@ -507,6 +544,7 @@ class Store:
             undoes=target.id,
             revert_header=self._header_revert(target),
             earlier=self._backup_bytes(target.backup),
+            progress=progress,
         )
 
     def _header_revert(self, target: Transaction) -> HeaderImages | None:
@@ -549,7 +587,14 @@ class Store:
         except MemtuiError:
             return None
 
-    def rollback(self, name: str, *, now: datetime, actor: str = "user") -> Transaction:
+    def rollback(
+        self,
+        name: str,
+        *,
+        now: datetime,
+        actor: str = "user",
+        progress: CommitProgress | None = None,
+    ) -> Transaction:
         """Make the store's entries what a backup holds, as one (undoable) transaction."""
         self._refuse_when_unusable()
         backup = self._shelf.find(name)
@@ -579,6 +624,7 @@ class Store:
             details={"backup": backup.name},
             revert_header=header,
             earlier=kept,
+            progress=progress,
         )
 
 

@@ -5,7 +5,6 @@ access runs in a thread worker that posts a typed message."""
 
 from __future__ import annotations
 
-import gc
 import sys
 from datetime import UTC, datetime
 from functools import partial
@@ -24,6 +23,7 @@ from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.service import History, Service, Settings, Store
 from memtui.textsafe import one_line
+from memtui.tui import heap
 from memtui.tui.commands import MemtuiCommands, PaletteCommand
 from memtui.tui.commit_flow import CommitFlow
 from memtui.tui.failures import GuardedHandlers, formatted, one_line_report
@@ -97,7 +97,8 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self.errors_reported = 0  # exceptions shown as one line (the monkey test reads it)
         self._fatal_line = ""
         self._saved_theme = ""  # the theme the config file holds (or memtui started with)
-        self._frozen = False  # gc.freeze() once, after the first load
+        self._frozen = False  # the first store's records frozen (heap.py)
+        self._replaced = False  # a reload replaced the records: settle everything
         self._switch_interval = sys.getswitchinterval()
         self._model = TableModel([], self.now())
         if self.settings.keymap:
@@ -217,6 +218,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
 
     def on_unmount(self) -> None:
         sys.setswitchinterval(self._switch_interval)
+        heap.release()
 
     def home_ready(self) -> None:
         """The table screen is on: read the store."""
@@ -235,7 +237,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self.post_message(StoreReady(store, memories, reloaded))
         # what `/` searches, ready before the first keystroke
         self.post_message(HaystackReady(memories, build_haystack(memories)))
-        self.read_history(store)
+        self.post_history(self.build_history(store))
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
     def check_outside(self) -> None:
@@ -254,6 +256,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self.exit_code = 0
         self.sub_title = f"{message.store.path} · {message.store.format_name}"
         self.home.show_store(message.store, message.memories, message.reloaded)
+        self._replaced = self._replaced or message.reloaded
         if message.reloaded:
             self.notify(f"Reloaded {len(message.store):,} entries.", title="Store")
             return
@@ -270,9 +273,9 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     def _haystack_ready(self, message: HaystackReady) -> None:
         self.model.offer_haystack(message.memories, message.haystack)
         if not self._frozen:
-            # the first store's records live as long as the app: one freeze keeps the cyclic
-            # collector's full passes off them (bench/tui_bench.py); later loads are not frozen
-            gc.freeze()
+            # the first store's records, frozen before the first keystroke at no cost: the
+            # cyclic collector's full passes no longer walk them (bench/tui_bench.py)
+            heap.freeze_new()
             self._frozen = True
 
     @on(StoreFailed)
@@ -285,6 +288,10 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     def _history_ready(self, message: HistoryReady) -> None:
         self.history = message.history
         self.home.history_changed()
+        # a load or a commit has built what lives until the next one, and the screen it came
+        # from is closed: one pass now, once the result is painted, not in the middle of typing
+        self.call_after_refresh(heap.settle, everything=self._replaced)
+        self._replaced = False
 
     @on(OutsideChange)
     def _outside_change(self) -> None:

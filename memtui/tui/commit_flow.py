@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual import work
 from textual.app import App
+from textual.message import Message
 from textual.timer import Timer
 
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service import Backup, Service, Store, Transaction
+from memtui.service import Backup, History, Service, Store, Transaction
 from memtui.textsafe import one_line
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.messages import CommitFailed, CommitStage, Committed, HistoryReady
@@ -27,6 +28,25 @@ if TYPE_CHECKING:
     from memtui.tui.home_screen import HomeScreen
 
 WORKING_AFTER = 0.25  # seconds before a running commit shows the working screen
+
+# what the store's commit stages (stores/progress.py) are called on the working screen
+STAGE_NAMES = {
+    "checking": "checking the entries",
+    "preparing": "preparing the changes",
+    "backup": "keeping a backup",
+    "ledger": "recording it in the ledger",
+    "writing": "writing the store",
+}
+
+
+class CommitProgressed(Message):
+    """A running commit reached `done` of `total` in `stage` (posted from its worker)."""
+
+    def __init__(self, stage: str, done: int, total: int) -> None:
+        super().__init__()
+        self.stage = stage
+        self.done = done
+        self.total = total
 
 
 class CommitFlow(App[None]):
@@ -39,6 +59,7 @@ class CommitFlow(App[None]):
         super().__init__()
         self.committing: str | None = None  # what a running commit writes ("applying 5 actions")
         self.commit_stage = ""
+        self.commit_counts: tuple[int, int] | None = None  # the running stage's done, total
         self.commits_settled = 0  # commits that ended, either way (tests wait on it)
         self.outside_change = False
         self._working_timer: Timer | None = None
@@ -114,6 +135,7 @@ class CommitFlow(App[None]):
         its stage and the time it has taken, and the screen stays live."""
         self.committing = working
         self.commit_stage = "starting"
+        self.commit_counts = None
         self._commit_started = time.monotonic()
         self._working_timer = self.set_timer(WORKING_AFTER, partial(self._show_working, working))
         self.run_commit(job, note, close)
@@ -121,7 +143,8 @@ class CommitFlow(App[None]):
     def _show_working(self, working: str) -> None:
         self._working_timer = None
         if self.committing == working and not isinstance(self.screen, WorkingScreen):
-            screen = WorkingScreen(working[:1].upper() + working[1:], self.commit_stage)
+            what = working[:1].upper() + working[1:]
+            screen = WorkingScreen(what, self.commit_stage, self.commit_counts)
             screen.started = self._commit_started
             self.push_screen(screen)
 
@@ -150,22 +173,43 @@ class CommitFlow(App[None]):
             return
         self.post_message(CommitStage("written; reading the ledger again"))
         self.post_message(Committed(tx, note(tx), close))
-        self.read_history(store)
+        self.post_history(self.build_history(store))
 
-    def read_history(self, store: Store) -> None:
-        """The ledger's images for the detail pane; the store's ids indexed too (here, off the
-        UI thread), so a merge preview allocates its id at once."""
+    def build_history(self, store: Store) -> History | str:
+        """The ledger's images for the detail pane (or why the ledger cannot be read); the
+        store's ids indexed too (here, off the UI thread), so a merge preview allocates its
+        id at once."""
         self.service.taken_ids(store)
         try:
-            self.post_message(HistoryReady(self.service.history(store)))
+            return self.service.history(store)
         except MemtuiError as e:
-            self.post_message(CommitFailed(f"the ledger cannot be read: {e}"))
+            return f"the ledger cannot be read: {e}"
+
+    def post_history(self, history: History | str) -> None:
+        if isinstance(history, str):
+            self.post_message(CommitFailed(history))
+        else:
+            self.post_message(HistoryReady(history))
+
+    def commit_progress(self, stage: str, done: int, total: int) -> None:
+        """Where the running commit is: called by the store on the commit's worker thread."""
+        self.post_message(CommitProgressed(stage, done, total))
 
     def on_commit_stage(self, message: CommitStage) -> None:
         self.commit_stage = message.stage
+        self.commit_counts = None
         for screen in self.screen_stack:
             if isinstance(screen, WorkingScreen):
                 screen.set_stage(message.stage)
+
+    def on_commit_progressed(self, message: CommitProgressed) -> None:
+        if self.committing is None:
+            return  # a late report of a commit that ended
+        self.commit_stage = STAGE_NAMES.get(message.stage, message.stage)
+        self.commit_counts = (message.done, message.total)
+        for screen in self.screen_stack:
+            if isinstance(screen, WorkingScreen):
+                screen.set_progress(self.commit_stage, message.done, message.total)
 
     def on_committed(self, message: Committed) -> None:
         self._end_commit()
@@ -225,7 +269,7 @@ class CommitFlow(App[None]):
         )
 
         def job(store: Store) -> Transaction:
-            return self.service.undo(store, tx.id)
+            return self.service.undo(store, tx.id, progress=self.commit_progress)
 
         self.confirm_commit(
             f"{verb}?",
@@ -243,7 +287,7 @@ class CommitFlow(App[None]):
         )
 
         def job(store: Store) -> Transaction:
-            return self.service.rollback(store, backup.name)
+            return self.service.rollback(store, backup.name, progress=self.commit_progress)
 
         self.confirm_commit(
             "Roll back?",

@@ -246,9 +246,11 @@ class MergeScreen(GuardedHandlers, Screen[None]):
 
         shown_id = merged.id
 
+        report = host(self).commit_progress
+
         def job(store: Store) -> Transaction:
             return self.service.merge(
-                store, ids, strategy=strategy, content=content, new_id=shown_id
+                store, ids, strategy=strategy, content=content, new_id=shown_id, progress=report
             )
 
         host(self).confirm_commit(

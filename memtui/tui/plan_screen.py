@@ -504,8 +504,10 @@ class PlanScreen(GuardedHandlers, Screen[None]):
         )
         before = sum(1 for m in self.store.memories() if m.visible)
 
+        report = host(self).commit_progress
+
         def job(store: Store) -> Transaction:
-            return self.service.apply(store, plan, chosen)
+            return self.service.apply(store, plan, chosen, progress=report)
 
         def note(tx: Transaction) -> str:
             after = sum(1 for m in self.store.memories() if m.visible)

@@ -110,7 +110,7 @@ class ReasonConfirmScreen(GuardedHandlers, ModalScreen["str | None"]):
 
 class WorkingScreen(ModalScreen[None]):
     """A commit in progress: what is written, the stage it is at and the time it has taken. The
-    store layer reports no progress inside a commit, so the bar is indeterminate."""
+    bar is indeterminate until the store reports a stage with counts (`set_progress`)."""
 
     DEFAULT_CSS = """
     WorkingScreen { align: center middle; }
@@ -119,24 +119,37 @@ class WorkingScreen(ModalScreen[None]):
     WorkingScreen ProgressBar { margin: 1 0; }
     """
 
-    def __init__(self, what: str, stage: str = "starting") -> None:
+    def __init__(
+        self, what: str, stage: str = "starting", counts: tuple[int, int] | None = None
+    ) -> None:
         super().__init__()
         self.what = what
         self.stage = stage
+        self.counts = counts  # the stage's done and total, once the store reports them
         self.started = time.monotonic()
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Text(self.what + "…", style="bold"), id="what")
-            yield ProgressBar(total=None, show_eta=False, show_percentage=False)
+            yield ProgressBar(total=None, show_eta=False, id="bar")
             yield Static(id="stage")
 
     def on_mount(self) -> None:
+        if self.counts is not None:
+            self.set_progress(self.stage, *self.counts)
         self.show_stage()
         self.set_interval(0.2, self.show_stage)
 
     def set_stage(self, stage: str) -> None:
         self.stage = stage
+        self.show_stage()
+
+    def set_progress(self, stage: str, done: int, total: int) -> None:
+        """A stage with counts: the bar shows `done` of `total`."""
+        self.counts = (done, total)
+        self.stage = f"{stage}: {done:,} of {total:,}" if total > 1 else stage
+        for bar in self.query("#bar").results(ProgressBar):
+            bar.update(total=max(total, 1), progress=done if total else 1)
         self.show_stage()
 
     def show_stage(self) -> None:

@@ -33,6 +33,7 @@ from memtui.stores.ledger import ChangeImage, Transaction, undo_target, undone_i
 from memtui.stores.postgres import copies, reading, rows, schema
 from memtui.stores.postgres.location import PgLocation, PgPath
 from memtui.stores.postgres.rows import COLUMNS, Row, Side
+from memtui.stores.progress import CommitProgress, Stage
 from memtui.stores.store import Change
 
 log = logging.getLogger(__name__)
@@ -372,6 +373,7 @@ class PgStore:
         undoes: int | None = None,
         details: dict[str, Any] | None = None,
         revert_header: tuple[dict[str, Any], dict[str, Any]] | None = None,
+        progress: CommitProgress | None = None,
     ) -> Transaction:
         """Apply `changes` as one PostgreSQL transaction; returns it as the ledger holds it.
 
@@ -390,7 +392,7 @@ class PgStore:
         try:
             with conn.transaction():
                 tx, written, renumber = self._commit_in(
-                    conn.cursor(), changes, actor, kind, reason, now
+                    conn.cursor(), changes, actor, kind, reason, now, progress
                 )
                 tx.undoes = undoes
                 # a new entry named in the details (a merge's result) by its row id
@@ -398,7 +400,9 @@ class PgStore:
                     k: renumber.get(v, v) if isinstance(v, str) else v
                     for k, v in (details or {}).items()
                 }
+                recording = Stage(progress, "ledger", len(tx.changes))
                 self._write_ledger(conn.cursor(), tx, now)
+            recording.end()
         except psycopg.Error as e:
             raise MemtuiError(f"{self.path}: the change was not made: {self._why(e)}") from None
         self._after_commit(tx, written)
@@ -412,6 +416,7 @@ class PgStore:
         kind: str,
         reason: str,
         now: datetime,
+        progress: CommitProgress | None,
     ) -> tuple[Transaction, list[tuple[Row | None, Row]], dict[str, str]]:
         # one memtui writer per table at a time: transaction ids and tables stay in order
         cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"memtui:{self.table}"])
@@ -422,7 +427,7 @@ class PgStore:
         existing = sorted({int(c.id) for c in changes if c.id.isdigit()})
         current = self._lock_rows(cur, existing)
         sides = self._read_sides(cur, existing)
-        self._check_unchanged(changes, current, sides)
+        self._check_unchanged(changes, current, sides, progress)
 
         inserts = [c for c in changes if c.before is None and c.id not in current]
         renumber = dict(
@@ -437,7 +442,9 @@ class PgStore:
         images: list[ChangeImage] = []
         written: list[tuple[Row | None, Row]] = []
         side_rows: list[tuple[int, Side]] = []
-        for change in changes:
+        preparing = Stage(progress, "preparing", len(changes))
+        for done, change in enumerate(changes):
+            preparing.tick(done)
             base = current.get(change.id)
             before = _renumbered(change.before, renumber)
             after = _renumbered(change.after, renumber)
@@ -477,10 +484,15 @@ class PgStore:
                     row,
                 )
             )
-        self._write_rows(cur, written)
+        preparing.end()
+        writing = Stage(progress, "writing", len(written))
+        self._write_rows(cur, written, writing)
         self._write_outbox(cur, written)
         self._write_sides(cur, side_rows)
-        self._write_backup(cur, tx_id, now, [(int(i.id), i.before_raw) for i in images])
+        writing.end()
+        saving = Stage(progress, "backup", len(images))
+        self._write_backup(cur, tx_id, now, [(int(i.id), i.before_raw) for i in images], saving)
+        saving.end()
         tx = Transaction(tx_id, now, actor, kind, reason, images, backup=None)
         tx.backup = f"{now.astimezone(UTC):%Y%m%dT%H%M%S%f}Z-tx{tx_id}"
         return tx, written, renumber
@@ -494,12 +506,18 @@ class PgStore:
         return {str(r[0]): rows.image(r) for r in cur.execute(query, [ids])}
 
     def _check_unchanged(
-        self, changes: Iterable[Change], current: dict[str, Row], sides: dict[int, Side]
+        self,
+        changes: Sequence[Change],
+        current: dict[str, Row],
+        sides: dict[int, Side],
+        progress: CommitProgress | None = None,
     ) -> None:
         """Refuse when a touched row is not what memtui loaded; a row whose version moved on
         while everything memtui sees of it stayed the same is taken as it is now (re-base)."""
+        checking = Stage(progress, "checking", len(changes))
         stale = []
-        for change in changes:
+        for done, change in enumerate(changes):
+            checking.tick(done)
             row = current.get(change.id)
             if change.before is None:
                 if row is not None:  # a new entry's id is the sequence's, never a row's
@@ -517,6 +535,7 @@ class PgStore:
                 f"{self.path}: changed since memtui read it; {len(stale)} of the entries this "
                 f"change touches differ ({shown}); nothing was written — reload and try again"
             )
+        checking.end()
 
     def _next_ids(self, cur: psycopg.Cursor[Any], count: int) -> list[str]:
         if not count:
@@ -527,7 +546,9 @@ class PgStore:
         ).fetchall()
         return [str(r[0]) for r in found]
 
-    def _write_rows(self, cur: psycopg.Cursor[Any], written: list[tuple[Row | None, Row]]) -> None:
+    def _write_rows(
+        self, cur: psycopg.Cursor[Any], written: list[tuple[Row | None, Row]], stage: Stage
+    ) -> None:
         """All rows in three statements: COPY into a temporary table, one UPDATE guarded by
         the versions read under the lock, one INSERT."""
         if not written:
@@ -544,7 +565,8 @@ class PgStore:
             sql.SQL(", ").join(map(sql.Identifier, names))
         )
         with cur.copy(copy) as out:
-            for base, row in written:
+            for done, (base, row) in enumerate(written):
+                stage.tick(done)
                 values = [rows.db_value(k, row[k]) for k in COLUMNS]
                 values[COLUMNS.index("embedding")] = (
                     Jsonb(row["embedding"]) if row["embedding"] is not None else None
@@ -609,11 +631,13 @@ class PgStore:
         tx_id: int,
         now: datetime,
         before: list[tuple[int, Row | None]],
+        stage: Stage,
     ) -> None:
         with cur.copy(
             f"COPY {schema.BACKUP} (store_table, tx_id, at, memory_id, row_image) FROM STDIN"
         ) as out:
-            for memory_id, row in before:
+            for done, (memory_id, row) in enumerate(before):
+                stage.tick(done)
                 image = orjson.dumps(row).decode() if row is not None else None
                 out.write_row([self.table, tx_id, now, memory_id, image])
         # keep the before-images of the newest `keep_backups` transactions
@@ -649,7 +673,13 @@ class PgStore:
     # -- undo and rollback ----------------------------------------------------------------
 
     def undo(
-        self, tx_id: int | None = None, *, now: datetime, actor: str = "user", reason: str = ""
+        self,
+        tx_id: int | None = None,
+        *,
+        now: datetime,
+        actor: str = "user",
+        reason: str = "",
+        progress: CommitProgress | None = None,
     ) -> Transaction:
         """Revert a transaction (default: the newest one not undone) as a new transaction:
         every row it touched gets its columns back; versions move forward."""
@@ -664,9 +694,17 @@ class PgStore:
             reason=reason or f"undo of transaction {target.id} ({target.kind})",
             now=now,
             undoes=target.id,
+            progress=progress,
         )
 
-    def rollback(self, name: str, *, now: datetime, actor: str = "user") -> Transaction:
+    def rollback(
+        self,
+        name: str,
+        *,
+        now: datetime,
+        actor: str = "user",
+        progress: CommitProgress | None = None,
+    ) -> Transaction:
         """Every row memtui changed since backup `name`'s transaction back to what it was
         before it, as one (undoable) transaction."""
         backup = self._find_backup(name)
@@ -695,10 +733,15 @@ class PgStore:
             then_m = known.before_memory() if known is not None else None
             side = Side.of(then_m) if then_m is not None else None
             changes.append(Change(now_m, rows.to_memory(raw, side), raw))
-        return self._roll_back(changes, f"backup {backup.name}", backup.name, now, actor)
+        return self._roll_back(changes, f"backup {backup.name}", backup.name, now, actor, progress)
 
     def rollback_from_copy(
-        self, source: Path, *, now: datetime, actor: str = "user"
+        self,
+        source: Path,
+        *,
+        now: datetime,
+        actor: str = "user",
+        progress: CommitProgress | None = None,
     ) -> Transaction:
         """Make the rows (of the user open, or all) what `memtui backup`'s copy `source`
         holds, as one (undoable) transaction: rows that differ get the copy's columns back,
@@ -732,10 +775,16 @@ class PgStore:
         for memory in self._memories.values():
             if memory.id not in copied and memory.status is not Status.DELETED:
                 changes.append(Change(memory, None))  # added since the copy
-        return self._roll_back(changes, f"the copy {source}", str(source), now, actor)
+        return self._roll_back(changes, f"the copy {source}", str(source), now, actor, progress)
 
     def _roll_back(
-        self, changes: list[Change], what: str, name: str, now: datetime, actor: str
+        self,
+        changes: list[Change],
+        what: str,
+        name: str,
+        now: datetime,
+        actor: str,
+        progress: CommitProgress | None = None,
     ) -> Transaction:
         if not changes:
             raise MemtuiError(f"the store already holds what {what} holds")
@@ -746,6 +795,7 @@ class PgStore:
             reason=f"rollback to {what}",
             now=now,
             details={"backup": name},
+            progress=progress,
         )
 
 
