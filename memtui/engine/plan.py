@@ -133,12 +133,13 @@ class Plan:
         return actions[position]
 
     def to_dict(self) -> dict[str, Any]:
-        return self._form([a.to_dict(_memo(_record)) for a in self.actions])
+        return self.file_fields([a.to_dict(_memo(_record)) for a in self.actions])
 
-    def _form(self, actions: list[Any]) -> dict[str, Any]:
+    def file_fields(self, actions: list[Any], version: int = PLAN_VERSION) -> dict[str, Any]:
+        """The plan file's fields around `actions` (as a file of `version` holds them)."""
         out = {
             "format": PLAN_FORMAT,
-            "version": PLAN_VERSION,
+            "version": version,
             "store": self.store,
             "store_format": self.store_format,
             "store_fingerprint": self.store_fingerprint,
@@ -161,7 +162,7 @@ def full_json(plan: Plan) -> bytes:
 def full_json_parts(plan: Plan) -> Iterator[bytes]:
     """`dumps(plan.to_dict())` (compact) in pieces, one per action: the records are never all
     held as dicts at once (nor as orjson's oversized buffers)."""
-    whole = plan._form([])
+    whole = plan.file_fields([])
     head = dumps({k: v for k, v in whole.items() if k not in ("summary", "health")})
     tail = dumps({k: v for k, v in whole.items() if k in ("summary", "health")})
     yield head[: -len(b"[]}")] + b"["

@@ -18,7 +18,6 @@ import orjson
 
 from memtui.engine.plan import (
     AS_JSON,
-    PLAN_FORMAT,
     Action,
     Plan,
     _memory,
@@ -27,7 +26,7 @@ from memtui.engine.plan import (
 )
 from memtui.jsonout import dumps_text
 from memtui.model import Memory, Status
-from memtui.times import days_between, format_iso
+from memtui.times import days_between
 
 COMPACT_VERSION = 2
 DECAY_COLUMNS = ["action", "entry", "fingerprint", "days", "from", "to"]
@@ -134,21 +133,7 @@ def compact_plan(plan: Plan) -> dict[str, Any]:
             }
             actions.append(record)
         record["rows"].append(row)
-    out: dict[str, Any] = {
-        "format": PLAN_FORMAT,
-        "version": COMPACT_VERSION,
-        "store": plan.store,
-        "store_format": plan.store_format,
-        "store_fingerprint": plan.store_fingerprint,
-        "profile": plan.profile,
-        "now": format_iso(plan.now),
-        "params": plan.params,
-        "actions": actions,
-        "summary": plan.summary,
-    }
-    if plan.health:
-        out["health"] = plan.health
-    return out
+    return plan.file_fields(actions, COMPACT_VERSION)
 
 
 def _decay_row(

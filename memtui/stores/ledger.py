@@ -440,3 +440,27 @@ class SidecarLedger:
         """Record that the ledger belongs to this store (a store moved with its sidecar)."""
         assert self.store is not None
         self.append({"store": str(self.store)})
+
+
+class LedgerViews:
+    """What a store derives from its ledger (`transactions`, oldest first): shared by every
+    store."""
+
+    path: Any
+
+    def transactions(self) -> list[Transaction]:
+        raise NotImplementedError
+
+    def history(self) -> list[Transaction]:
+        """Newest first."""
+        return list(reversed(self.transactions()))
+
+    def transaction(self, tx_id: int) -> Transaction:
+        for tx in self.transactions():
+            if tx.id == tx_id:
+                return tx
+        raise NotFoundError(f"{self.path}: no transaction {tx_id} in the ledger")
+
+    def undone(self) -> dict[int, int]:
+        """Transaction id → id of the undo that reverted it (for those currently undone)."""
+        return undone_ids(self.transactions())

@@ -33,11 +33,11 @@ from memtui.stores.files import (
 )
 from memtui.stores.ledger import (
     ChangeImage,
+    LedgerViews,
     SidecarLedger,
     Transaction,
     read_journal,
     undo_target,
-    undone_ids,
 )
 from memtui.stores.progress import CommitProgress, Stage
 from memtui.stores.sidecar import check_writable, sidecar_problems
@@ -72,7 +72,7 @@ class Change:
         return memory.id
 
 
-class Store:
+class Store(LedgerViews):
     def __init__(
         self, path: Path, fmt: StoreFormat, doc: Document, data: bytes, keep_backups: int
     ) -> None:
@@ -173,19 +173,6 @@ class Store:
         self.transactions()
         assert self._tx_cache is not None
         return [*self._tx_cache[2], *sidecar_problems(self.sidecar, self._ledger)]
-
-    def history(self) -> list[Transaction]:
-        return list(reversed(self.transactions()))
-
-    def transaction(self, tx_id: int) -> Transaction:
-        for tx in self.transactions():
-            if tx.id == tx_id:
-                return tx
-        raise NotFoundError(f"{self.path}: no transaction {tx_id} in the ledger")
-
-    def undone(self) -> dict[int, int]:
-        """Transaction id → id of the undo that reverted it (for those currently undone)."""
-        return undone_ids(self.transactions())
 
     def _read_ledger(self, doc: Document, sha: str) -> LedgerState:
         """All transactions, those a dead writer left pending (now resolved), and what is

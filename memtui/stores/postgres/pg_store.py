@@ -29,7 +29,7 @@ from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormat
 from memtui.gcpause import gc_paused
 from memtui.model import Memory, Status
 from memtui.stores.backups import DEFAULT_KEEP, Backup
-from memtui.stores.ledger import ChangeImage, Transaction, undo_target, undone_ids
+from memtui.stores.ledger import ChangeImage, LedgerViews, Transaction, undo_target
 from memtui.stores.postgres import copies, reading, rows, schema
 from memtui.stores.postgres.location import PgLocation, PgPath
 from memtui.stores.postgres.rows import COLUMNS, Row, Side
@@ -59,7 +59,7 @@ _OUTBOX_COLUMNS = (
 Stamp = tuple[int, int, int, int]
 
 
-class PgStore:
+class PgStore(LedgerViews):
     format_name = "postgres"
     sidecar: Path | None = None  # memtui keeps no files beside a database
 
@@ -249,18 +249,6 @@ class PgStore:
                 raise MemtuiError(f"{self.path}: cannot read the ledger: {self._why(e)}") from None
             self._tx_cache = [Transaction.from_dict(orjson.loads(r[0])) for r in found]
         return list(self._tx_cache)
-
-    def history(self) -> list[Transaction]:
-        return list(reversed(self.transactions()))
-
-    def transaction(self, tx_id: int) -> Transaction:
-        for tx in self.transactions():
-            if tx.id == tx_id:
-                return tx
-        raise NotFoundError(f"{self.path}: no transaction {tx_id} in the ledger")
-
-    def undone(self) -> dict[int, int]:
-        return undone_ids(self.transactions())
 
     # -- backups: the before-images of the rows each transaction touched ------------------
 
