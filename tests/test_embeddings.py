@@ -7,10 +7,8 @@ from __future__ import annotations
 import importlib
 import json
 import os
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +19,14 @@ from hypothesis import strategies as st
 
 from memtui import embedding
 from memtui.engine.candidates import brute_force_pairs, candidate_pairs
-from memtui.engine.clusters import UnionFind
 from memtui.engine.embedded import Embeddings, rescaled
 from memtui.engine.grouping import group_entries
-from memtui.engine.planner import make_plan
 from memtui.engine.profiles import get_profile
 from memtui.model import Memory
 from memtui.service import Service
 from memtui.stores import create_native_store
 from tests.conftest import FIXTURES
+from tests.test_memtui_method import grouping_scores
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 CALIBRATION = FIXTURES / "calibration"
@@ -315,30 +312,7 @@ def test_records_with_their_own_embeddings_use_them() -> None:
 
 
 def _grouping(facts: list[dict[str, str]], vectors: Embeddings) -> tuple[float, float]:
-    when = NOW - timedelta(hours=1)
-    memories = [
-        Memory(
-            id=f["id"], content=f["text"], importance=0.5, user_id=f["user"],
-            created_at=when, last_accessed_at=when, last_decayed_at=when,
-        )
-        for f in facts
-    ]  # fmt: skip
-    plan = make_plan(memories, get_profile("default"), NOW, embeddings=vectors)
-    assert plan.params["similarity"]["method"] == "memtui+embed"
-    uf = UnionFind()
-    for action in plan.actions:
-        if action.kind in ("merge", "absorb"):
-            for other in action.targets[1:]:
-                uf.union(action.targets[0], other)
-    by_user: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for f in facts:
-        by_user[f["user"]].append(f)
-    tp = fp = fn = 0
-    for members in by_user.values():
-        for a, b in combinations(members, 2):
-            said, gold = uf.find(a["id"]) == uf.find(b["id"]), a["group"] == b["group"]
-            tp, fp, fn = tp + (said and gold), fp + (said and not gold), fn + (gold and not said)
-    return tp / max(1, tp + fp), tp / max(1, tp + fn)
+    return grouping_scores(facts, vectors)
 
 
 # (precision, recall) just under what bench/quality_bench.py --embed measures with the model,

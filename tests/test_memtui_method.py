@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from memtui.engine import candidates
 from memtui.engine.candidates import brute_force_pairs, candidate_pairs, memtui_vectors
 from memtui.engine.clusters import UnionFind
+from memtui.engine.embedded import Embeddings
 from memtui.engine.grouping import linkage_groups
 from memtui.engine.lexical import content_tokens, vector_cosine, vector_matrix
 from memtui.engine.plan import plan_from_dict
@@ -324,7 +325,10 @@ def _calibration() -> tuple[list[dict[str, str]], list[dict[str, object]]]:
     return read(CALIBRATION / "facts.jsonl"), read(CALIBRATION / "pairs.jsonl")
 
 
-def _grouping_scores(facts: list[dict[str, str]]) -> tuple[float, float]:
+def grouping_scores(
+    facts: list[dict[str, str]], embeddings: Embeddings | None = None
+) -> tuple[float, float]:
+    """Pairwise precision and recall of `default`'s groups against the labelled groups."""
     when = NOW - timedelta(hours=1)
     memories = [
         Memory(
@@ -333,7 +337,9 @@ def _grouping_scores(facts: list[dict[str, str]]) -> tuple[float, float]:
         )
         for f in facts
     ]  # fmt: skip
-    plan = make_plan(memories, get_profile("default"), NOW)
+    plan = make_plan(memories, get_profile("default"), NOW, embeddings=embeddings)
+    if embeddings is not None:
+        assert plan.params["similarity"]["method"] == "memtui+embed"
     uf = UnionFind()
     for action in plan.actions:
         if action.kind in ("merge", "absorb"):
@@ -364,7 +370,7 @@ FLOORS |= {("dev", "en"): (0.86, 0.52), ("test", "en"): (0.82, 0.52)}
 def test_default_quality_floors_on_the_labelled_set(split: str, lang: str | None) -> None:
     facts, _ = _calibration()
     chosen = [f for f in facts if f["split"] == split and lang in (None, f["lang"])]
-    precision, recall = _grouping_scores(chosen)
+    precision, recall = grouping_scores(chosen)
     floor_p, floor_r = FLOORS[(split, lang)]
     assert precision >= floor_p and recall >= floor_r, (precision, recall)
 
