@@ -42,6 +42,7 @@ from memtui.engine.embedded import (
     reference_cosine,
 )
 from memtui.engine.lexical import Vector, lexical_vectors, vector_cosine
+from memtui.engine.matrix_pairs import rows_at_least
 from memtui.engine.similarity import (
     check_method,
     embedding_cosine,
@@ -410,17 +411,11 @@ def _embedding_pairs(
     norms[norms == 0] = np.inf
     unit = matrix / norms[:, None]
     out = []
-    for start in range(0, len(chosen), _BLOCK):
-        block = unit[start : start + _BLOCK] @ unit[start:].T
-        rows, cols = np.nonzero(block >= threshold - _MARGIN)
-        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
-            x, y = start + r, start + c
-            if y <= x:
-                continue
-            a, b = members[chosen[x]], members[chosen[y]]
-            score = embedding_cosine(a.embedding or (), b.embedding or ())
-            if score >= threshold:
-                out.append((chosen[x], chosen[y], score))
+    for x, y in rows_at_least(unit, threshold - _MARGIN):
+        a, b = members[chosen[x]], members[chosen[y]]
+        score = embedding_cosine(a.embedding or (), b.embedding or ())
+        if score >= threshold:
+            out.append((chosen[x], chosen[y], score))
     return out
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memtui.engine.lexical import mostly_cjk
+from memtui.engine.matrix_pairs import rows_at_least
 from memtui.model import Memory
 
 EMBED_FLOOR = 0.55
@@ -41,7 +42,6 @@ _CJK_TAG = "+cjk"
 # 0 and 1: the plain max (the measured alternatives are kept so the bench can re-measure them)
 LEXICAL_SUPPORT = 0.0
 MEANING_SHARE = 1.0
-_BLOCK = 512
 # block products are float32 (half the time of float64); they keep pairs this close below the
 # line (far above float32 rounding in a dot product of unit vectors) for exact
 # re-scoring in float64
@@ -152,17 +152,11 @@ def cosine_pairs(
         if len(members) < 2:
             continue
         matrix = np.stack([vectors[i][1] for i in members]).astype(np.float32)  # type: ignore[index]
-        for start in range(0, len(members), _BLOCK):
-            block = matrix[start : start + _BLOCK] @ matrix[start:].T
-            rows, cols = np.nonzero(block >= line - _MARGIN)
-            for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
-                x, y = start + r, start + c
-                if y <= x:
-                    continue
-                i, j = members[x], members[y]
-                score = reference_cosine(vectors[i], vectors[j])
-                if score is not None and rescaled(score) >= threshold:
-                    out[(i, j)] = score
+        for x, y in rows_at_least(matrix, line - _MARGIN):
+            i, j = members[x], members[y]
+            score = reference_cosine(vectors[i], vectors[j])
+            if score is not None and rescaled(score) >= threshold:
+                out[(i, j)] = score
     return out
 
 
