@@ -17,13 +17,16 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from store_bench import best_of
 
 from memtui.demo import make_demo_memories
 from memtui.stores import Change, backups, create_native_store, open_store
@@ -50,15 +53,6 @@ def full_images() -> Iterator[None]:
     finally:
         ChangeImage.to_dict = compact_to_dict  # type: ignore[method-assign]
         backups.PACK_OVER = pack_over
-
-
-def best_of(runs: int, fn: Callable[[], object]) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def start_up(path: Path) -> tuple[float, float]:
