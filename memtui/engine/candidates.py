@@ -92,13 +92,17 @@ def candidate_pairs(
     *,
     progress: Progress | None = None,
     embeddings: Embeddings | None = None,
+    vectors: Sequence[Vector] | None = None,
 ) -> list[Pair]:
     """Every pair of memories of the same user scoring ≥ threshold, highest first
-    (`embeddings`: the `memtui` method combined with these sentence embeddings)."""
+    (`embeddings`: the `memtui` method combined with these sentence embeddings; `vectors`: the
+    memories' `memtui_vectors`, when the caller has them already)."""
     check_method(method)
     _check_threshold(threshold)
+    if method == "memtui" and vectors is None:
+        vectors = memtui_vectors(memories)
     with gc_paused():
-        return _candidate_pairs(memories, method, threshold, progress, embeddings)
+        return _candidate_pairs(memories, method, threshold, progress, embeddings, vectors)
 
 
 def _candidate_pairs(
@@ -106,7 +110,8 @@ def _candidate_pairs(
     method: str,
     threshold: float,
     progress: Progress | None,
-    embeddings: Embeddings | None = None,
+    embeddings: Embeddings | None,
+    vectors: Sequence[Vector] | None,
 ) -> list[Pair]:
     found: list[tuple[int, int, float]] = []
     groups = user_groups(memories)
@@ -114,9 +119,13 @@ def _candidate_pairs(
     done = 0
     for group in groups:
         members = [memories[i] for i in group]
-        if method == "memtui" and embeddings is not None:
-            found_here: Iterable[tuple[int, int, float]] = _embedded_pairs(
-                members, embeddings, threshold
+        found_here: Iterable[tuple[int, int, float]]
+        if vectors is not None:
+            words = [vectors[i] for i in group]
+            found_here = (
+                _lexical_pairs(words, threshold)
+                if embeddings is None
+                else _embedded_pairs(members, words, embeddings, threshold)
             )
         else:
             found_here = _group_pairs(members, method, threshold)
@@ -180,8 +189,6 @@ def _group_pairs(
         return _overlap_pairs(sets, threshold)
     if method == "tf-cosine":
         return _tf_cosine_pairs(members, threshold)
-    if method == "memtui":
-        return _lexical_pairs(lexical_vectors([m.content for m in members]), threshold)
     if method == "jaro-winkler":
         texts = [m.content.lower() for m in members]
         return _cdist_pairs(texts, JaroWinkler.normalized_similarity, threshold, 1.0)
@@ -341,10 +348,9 @@ def memtui_vectors(memories: Sequence[Memory]) -> list[Vector]:
 
 
 def _embedded_pairs(
-    members: list[Memory], embeddings: Embeddings, threshold: float
+    members: list[Memory], lexical: list[Vector], embeddings: Embeddings, threshold: float
 ) -> list[tuple[int, int, float]]:
     """Pairs that reach the line on their words or on their meaning, scored on both."""
-    lexical = lexical_vectors([m.content for m in members])
     embedded = entry_vectors(members, embeddings)
     by_words = {(x, y): score for x, y, score in _lexical_pairs(lexical, threshold)}
     by_meaning = cosine_pairs(embedded, threshold)

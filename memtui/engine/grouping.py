@@ -26,7 +26,7 @@ from memtui.engine.candidates import Pair, candidate_pairs, memtui_vectors
 from memtui.engine.choices import LINKAGES as _LINKAGES
 from memtui.engine.clusters import components
 from memtui.engine.embedded import Embeddings, combined_matrix, entry_vectors
-from memtui.engine.lexical import vector_matrix
+from memtui.engine.lexical import Vector, vector_matrix
 from memtui.engine.similarity import memory_similarity
 from memtui.model import Memory, Status
 
@@ -204,11 +204,15 @@ def similarity_source(
     searched: Sequence[Memory],
     method: str,
     embeddings: Embeddings | None = None,
+    searched_vectors: Sequence[Vector] | None = None,
 ) -> Callable[[list[str]], np.ndarray]:
-    """All scores among some entries, as the candidate search over `searched` scored them."""
+    """All scores among some entries, as the candidate search over `searched` scored them
+    (`searched_vectors`: their `memtui_vectors`, when the caller has them already)."""
     if method == "memtui":
         # the vectors as the search weighed them: idf over each user's searched entries
-        vectors = dict(zip((m.id for m in searched), memtui_vectors(searched), strict=True))
+        if searched_vectors is None:
+            searched_vectors = memtui_vectors(searched)
+        vectors = dict(zip((m.id for m in searched), searched_vectors, strict=True))
         if embeddings is None:
             return lambda ids: vector_matrix([vectors[i] for i in ids])
         embedded = dict(
@@ -265,11 +269,13 @@ def group_entries(
     """The candidate pairs among the active `memories` (same user, ≥ threshold) and the groups
     `linkage` makes of them: what a person reviews in the clusters view. No group is over
     `max_size`; a piece split from a larger one says so (`split_from`)."""
-    live, pairs = active_pairs(memories, method, threshold, embeddings=embeddings)
+    live = [m for m in memories if m.status is Status.ACTIVE]
+    vectors = memtui_vectors(live) if method == "memtui" else None
+    pairs = candidate_pairs(live, method, threshold, embeddings=embeddings, vectors=vectors)
     groups = linkage_groups(
         [(p.a, p.b, p.score) for p in pairs],
         [m.id for m in live],
-        similarity_source({m.id: m for m in live}, live, method, embeddings),
+        similarity_source({m.id: m for m in live}, live, method, embeddings, vectors),
         threshold,
         linkage=linkage,
         min_size=min_size,

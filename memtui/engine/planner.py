@@ -16,14 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from memtui.engine.candidates import Pair, candidate_pairs
+from memtui.engine.candidates import Pair, candidate_pairs, memtui_vectors
 from memtui.engine.choices import ExpireKind, MergeRule
 from memtui.engine.clusters import capped_components, clusters, pair_clusters
 from memtui.engine.decay import DecayModel, decay_for
 from memtui.engine.embedded import Embeddings
 from memtui.engine.grouping import linkage_groups, similarity_source
 from memtui.engine.ids import IdMaker
-from memtui.engine.lexical import numbers_in
+from memtui.engine.lexical import Vector, numbers_in
 from memtui.engine.merging import absorb_entries, best_member, merge_entries, retire
 from memtui.engine.pi_dedupe import pi_answer, pi_dedupe_groups, pi_fold
 from memtui.engine.plan import FOLLOWS, Action, Plan
@@ -59,6 +59,7 @@ class _Builder:
         self.ids = IdMaker(store_format, self.current, now)
         self.embeddings: Embeddings | None = None
         self.numbers: dict[str, frozenset[str]] | None = None  # what each eligible entry states
+        self.vectors: list[Vector] | None = None  # the eligible entries' memtui vectors
 
     def add(
         self,
@@ -265,12 +266,15 @@ def _thesearch_floor(profile: Profile) -> float:
 def _candidates(run: PlanRun) -> None:
     b, profile = run.b, run.profile
     b.eligible = _eligible(b, profile)
+    if profile.method == "memtui":
+        b.vectors = memtui_vectors(b.eligible)
     run.pairs = candidate_pairs(
         b.eligible,
         profile.method,
         _lowest_line(profile),
         progress=lambda done, total: run.report("candidates", 0.1 + 0.7 * done / max(1, total)),
         embeddings=b.embeddings,
+        vectors=b.vectors,
     )
 
 
@@ -668,7 +672,8 @@ def _apart_when_numbers_disagree(
 
 def _similarity_matrix(b: _Builder, method: str) -> Callable[[list[str]], np.ndarray]:
     """All scores among some eligible entries, as the candidate search scored them."""
-    return similarity_source(b.current, b.eligible, method, b.embeddings)
+    vectors = b.vectors if method == "memtui" else None
+    return similarity_source(b.current, b.eligible, method, b.embeddings, vectors)
 
 
 def _clauses(n: int) -> str:
