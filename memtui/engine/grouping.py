@@ -74,6 +74,12 @@ def linkage_groups(
         exact[where[pair[0]]].append(pair)
     out: list[Group] = []
     for component, scored in zip(found, exact, strict=True):
+        if len(component) == 2 and max_size >= 2:  # most components: one pair, no matrix
+            if min_size <= 2:
+                score = scored[0][2]
+                members = sorted(component, key=position.__getitem__)
+                out.append(Group(members, score, score))
+            continue
         matrix = _matrix(component, matrix_of, scored)
         if len(component) == 2 or linkage == "single":
             roots = [_Node(list(range(len(component))))]
