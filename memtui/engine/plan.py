@@ -192,50 +192,49 @@ def _record(m: Memory) -> dict[str, Any]:
     """A record in a plan: the native store's form (`_RECORDS.encode`: `to_dict` without the
     fields at None, False, [] or {}), built directly (a big plan holds 300k of them)."""
     out: dict[str, Any] = {}
-    for name, value in (("id", m.id), ("content", m.content), ("category", m.category)):
-        if _kept(value):
-            out[name] = value
-    if _kept(m.importance):
+    if m.id is not None:
+        out["id"] = m.id
+    if m.content is not None:
+        out["content"] = m.content
+    if m.category is not None:
+        out["category"] = m.category
+    if m.importance is not None:
         out["importance"] = m.importance
     out["source"] = m.source.value
-    for name, values in (("tags", m.tags), ("paths", m.paths)):
-        if values:
-            out[name] = list(values)
-    for name, when in (
-        ("created_at", m.created_at),
-        ("last_accessed_at", m.last_accessed_at),
-        ("last_decayed_at", m.last_decayed_at),
-        ("updated_at", m.updated_at),
-    ):
-        if when is not None:
-            out[name] = _iso(when)
-    counts: tuple[tuple[str, object], ...] = (
-        ("access_count", m.access_count),
-        ("evidence_count", m.evidence_count),
-        ("tenured", m.tenured),
-        ("user_id", m.user_id),
-    )
-    for name, field_value in counts:
-        if _kept(field_value):
-            out[name] = field_value
+    if m.tags:
+        out["tags"] = list(m.tags)
+    if m.paths:
+        out["paths"] = list(m.paths)
+    if m.created_at is not None:
+        out["created_at"] = _iso(m.created_at)
+    if m.last_accessed_at is not None:
+        out["last_accessed_at"] = _iso(m.last_accessed_at)
+    if m.last_decayed_at is not None:
+        out["last_decayed_at"] = _iso(m.last_decayed_at)
+    if m.updated_at is not None:
+        out["updated_at"] = _iso(m.updated_at)
+    if m.access_count is not None and m.access_count is not False:
+        out["access_count"] = m.access_count
+    if m.evidence_count is not None and m.evidence_count is not False:
+        out["evidence_count"] = m.evidence_count
+    if m.tenured is not None and m.tenured is not False:
+        out["tenured"] = m.tenured
+    if m.user_id is not None:
+        out["user_id"] = m.user_id
     out["status"] = m.status.value
     if m.supersedes:
         out["supersedes"] = list(m.supersedes)
-    if _kept(m.superseded_by):
+    if m.superseded_by is not None:
         out["superseded_by"] = m.superseded_by
     if m.superseded_at is not None:
         out["superseded_at"] = _iso(m.superseded_at)
     if m.embedding:
         out["embedding"] = list(m.embedding)
-    if _kept(m.version):
+    if m.version is not None and m.version is not False:
         out["version"] = m.version
-    if _kept(m.extra):
+    if m.extra:
         out["extra"] = m.extra
     return out
-
-
-def _kept(value: Any) -> bool:
-    return not (value is None or value is False or value == [] or value == {})
 
 
 _iso = lru_cache(maxsize=1024)(format_iso)  # a record's times recur in the next action
