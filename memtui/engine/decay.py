@@ -76,7 +76,11 @@ class DecayModel:
         if self.exempt(memory):
             return memory.importance
         # elapsed counts from the model's anchor (ebbinghaus: the last access)
-        value = memory.importance * self._factor(memory, self.elapsed(memory, now) + day)
+        return self.value_after(memory, self.elapsed(memory, now) + day)
+
+    def value_after(self, memory: Memory, days: float) -> float:
+        """Importance after `days` days counted from the model's anchor (not exempt)."""
+        value = memory.importance * self._factor(memory, days)
         return max(0.0, min(1.0, value)) if self.name == "pi" else value
 
     def crossing_day(self, memory: Memory, now: datetime, line: float) -> float | None:

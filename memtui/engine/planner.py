@@ -84,6 +84,7 @@ class _Builder:
         else:
             targets = list(dict.fromkeys([*before_ids, *(m.id for m in after)]))
             deps = list(dict.fromkeys(self.last_touch[t] for t in targets if t in self.last_touch))
+            deps.sort(key=lambda a: int(a[1:]))
         action = Action(
             id=f"a{len(self.actions) + 1}",
             kind=kind,
@@ -93,7 +94,7 @@ class _Builder:
             rule=rule,
             scores={k: round(v, 6) for k, v in scores.items()},
             reason=reason,
-            depends_on=sorted(deps, key=lambda a: int(a[1:])),
+            depends_on=deps,
             needs_decision=needs_decision,
             details=details or {},
         )
@@ -222,12 +223,12 @@ def _decay(run: PlanRun) -> None:
     for memory in b.active():
         if decay.exempt(memory):
             continue
-        new = decay.value_at(memory, now)
+        days = decay.elapsed(memory, now)
+        new = decay.value_after(memory, days)
         change = memory.importance - new
         moves_anchor = decay.name == "pi" and memory.last_decayed_at != now
         if (change <= 0 or change < profile.decay_min_change) and not moves_anchor:
             continue
-        days = decay.elapsed(memory, now)
         after = memory.with_(importance=new, last_decayed_at=now)
         b.add(
             "decay",
