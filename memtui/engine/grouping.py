@@ -16,6 +16,7 @@ are packed back together up to the cap): every member stays in exactly one piece
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -93,7 +94,7 @@ def linkage_groups(
                 if len(piece) < min_size:
                     continue
                 sub = matrix[np.ix_(piece, piece)]
-                upper = sub[np.triu_indices(len(piece), 1)] if len(piece) > 1 else np.ones(1)
+                upper = sub[_upper(len(piece))] if len(piece) > 1 else np.ones(1)
                 members = sorted((component[i] for i in piece), key=position.__getitem__)
                 out.append(
                     Group(
@@ -105,6 +106,12 @@ def linkage_groups(
                 )
     out.sort(key=lambda g: position[g.members[0]])
     return out
+
+
+@functools.cache
+def _upper(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The indices above the diagonal of a size × size matrix."""
+    return np.triu_indices(size, 1)
 
 
 def _matrix(

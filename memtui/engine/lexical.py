@@ -159,8 +159,12 @@ def idf_table(token_lists: Sequence[Sequence[str]]) -> dict[str, float]:
 
 def weighted_vector(tokens: Sequence[str], idf: dict[str, float]) -> Vector:
     """(1 + ln tf) · idf per token, L2-normalised; empty when there is no content word."""
-    counts = Counter(tokens)
-    raw = {t: (1.0 + math.log(c)) * idf[t] for t, c in sorted(counts.items())}
+    unique = sorted(set(tokens))
+    if len(unique) == len(tokens):  # each token once (most entries): 1 + ln 1 = 1
+        raw = {t: idf[t] for t in unique}
+    else:
+        counts = Counter(tokens)
+        raw = {t: (1.0 + math.log(counts[t])) * idf[t] for t in unique}
     norm = math.sqrt(math.fsum(w * w for w in raw.values()))
     if norm == 0.0:
         return {}
