@@ -97,3 +97,9 @@ def side_folder(store: Store) -> Path:
     if store.sidecar is not None:
         return store.sidecar
     return locations.data_dir() / "stores" / sha256(str(store.path).encode()).hexdigest()[:16]
+
+
+def embeddings_folder(store: Store) -> Path:
+    """Where the sentence vectors of `store`'s texts are cached: planning and calibration read
+    and add to the same cache."""
+    return side_folder(store) / "embeddings"

@@ -17,7 +17,7 @@ from memtui.engine.calibration import (
 )
 from memtui.engine.similarity import METHODS
 from memtui.errors import MemtuiError
-from memtui.service.base import Store, side_folder
+from memtui.service.base import Store, embeddings_folder
 from memtui.service.labels import LabelsMixin, decided_pairs
 
 # what `calibrate` can measure: every method, and `memtui` with local embeddings (the extra)
@@ -80,7 +80,7 @@ class CalibrationMixin(LabelsMixin):
         except EmbeddingsUnavailable as e:
             raise MemtuiError(str(e)) from None
         texts = sorted({t for pair in pairs for t in pair})
-        rows = cached_embeddings(embedder, texts, side_folder(store) / "embeddings")
+        rows = cached_embeddings(embedder, texts, embeddings_folder(store))
         return score_embedded_pairs(pairs, dict(zip(texts, rows, strict=True)), embedder.name)
 
 

@@ -17,7 +17,7 @@ from memtui.engine.profiles import Profile
 from memtui.errors import MemtuiError
 from memtui.model import Memory, Status
 from memtui.plan_seal import load_key as load_seal_key
-from memtui.service.base import ServiceBase, Store, side_folder
+from memtui.service.base import ServiceBase, Store, embeddings_folder
 from memtui.stores import Transaction
 from memtui.stores.progress import CommitProgress
 
@@ -98,7 +98,7 @@ class PlansMixin(ServiceBase):
 
         step(0, 1)
         vectors = cached_embeddings(
-            embedder, [m.content for m in chosen], side_folder(store) / "embeddings", progress=step
+            embedder, [m.content for m in chosen], embeddings_folder(store), progress=step
         )
         return Embeddings(embedder.name, dict(zip((m.id for m in chosen), vectors, strict=True)))
 
