@@ -1,0 +1,144 @@
+"""Opening stores: which one `memtui [STORE]` opens, the demo, import and export, and what is
+wrong with a store's sidecars (`memtui doctor`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from memtui import locations
+from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
+from memtui.demo import make_demo_memories
+from memtui.errors import MemtuiError
+from memtui.service.base import ServiceBase, Store, file_store
+from memtui.stores import create_native_store, export_store
+from memtui.stores.backups import BackupShelf
+from memtui.stores.doctor import repair
+from memtui.stores.files import read_bytes
+from memtui.stores.postgres import is_postgres_location, open_postgres_store
+from memtui.stores.store import Store as FileStore
+from memtui.stores.transfer import ExportReport
+
+DEMO_MAX_SIZE = 2_000_000
+
+
+class StoresMixin(ServiceBase):
+    """Opening, creating, importing, exporting and checking stores."""
+
+    def open(self, location: str | Path, *, warn: bool = True) -> Store:
+        if is_postgres_location(location):
+            return open_postgres_store(str(location), self.settings.keep_backups)
+        store = FileStore.open(location, self.settings.keep_backups)
+        if warn:
+            self._opened.append(store)
+        return store
+
+    def sidecar_warnings(self) -> list[str]:
+        """One line per problem with the sidecars (ledger, backups) of the stores opened so
+        far, each said once; the stores themselves still read and list."""
+        lines = []
+        for store in dict.fromkeys(self._opened):
+            problems = store.problems()
+            lines += [f"memtui: warning: {p}" for p in problems[:5]]
+            if len(problems) > 5:
+                lines.append(f"memtui: warning: and {len(problems) - 5} more problems")
+            if problems:
+                lines.append(f"memtui: `memtui doctor {store.path}` says more")
+        self._opened.clear()
+        return lines
+
+    def problems(self, store: Store) -> list[str]:
+        """What is wrong with the store's ledger and backups (`memtui doctor`)."""
+        return store.problems()
+
+    def repair(self, store: Store) -> list[str]:
+        """Move damaged ledgers and journal entries aside (backed up first); what was done."""
+        return repair(file_store(store, "repair"), self.now())
+
+    def store_to_open(self, store: str | None) -> tuple[str, str | None]:
+        """Which store `memtui [STORE]` opens, and a hint for the user when it is a new one:
+        the argument, else $MEMTUI_STORE, else the configured default, else pi's store if it
+        exists, else memtui's own default store (created empty)."""
+        chosen = store or os.environ.get("MEMTUI_STORE") or self.settings.default_store
+        if chosen and is_postgres_location(chosen):
+            return chosen, None
+        if chosen:
+            return str(Path(chosen).expanduser()), None
+        pi = locations.pi_store()
+        if pi.exists():
+            return str(pi), None
+        native = locations.default_native_store()
+        if not native.exists():
+            native.parent.mkdir(parents=True, exist_ok=True)
+            create_native_store(
+                native, [], now=self.now(), kind="create", reason="memtui's default store"
+            )
+        hint = "Your memtui store is empty. Run `memtui demo` to explore a realistic one."
+        return str(native), hint
+
+    def shown_location(self, location: str) -> str:
+        """A store location as messages may show it: a database URL without its password."""
+        if is_postgres_location(location):
+            from memtui.stores.postgres.location import PgLocation
+
+            return str(PgLocation.parse(location).display)
+        return location
+
+    def demo(
+        self, path: Path | None = None, *, size: int | None, seed: int | None, fresh: bool
+    ) -> Store:
+        """The demo store at `path` (default: memtui's data folder), regenerated when asked or
+        missing; an older demo (with any changes made to it) stays in its backups."""
+        path = path or locations.demo_store()
+        if fresh or size is not None or seed is not None or not path.exists():
+            self._replace_demo(path, size or DEFAULT_DEMO_SIZE, 7 if seed is None else seed)
+            return self.open(path)
+        store = self._demo_store(path)
+        self._opened.append(store)
+        return store
+
+    def _demo_store(self, path: Path) -> FileStore:
+        """The demo store at `path`; refused when that file is another store."""
+        old = FileStore.open(path, self.settings.keep_backups)
+        meta = old.document().header.get("meta", {})
+        if old.format_name != "native" or not isinstance(meta, dict) or not meta.get("demo"):
+            raise MemtuiError(
+                f"{path}: exists and is not a memtui demo store; choose another --out"
+            )
+        return old
+
+    def _replace_demo(self, path: Path, size: int, seed: int) -> None:
+        if size < 1 or size > DEMO_MAX_SIZE:
+            raise MemtuiError(f"the demo size must be between 1 and {DEMO_MAX_SIZE}")
+        now = self.now()
+        if path.exists():
+            old = self._demo_store(path)
+            shelf = BackupShelf(
+                old.sidecar / "backups", path.suffix or ".json", self.settings.keep_backups
+            )
+            shelf.add(read_bytes(path), now, 0)
+            path.unlink()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        create_native_store(
+            path,
+            make_demo_memories(size, seed, now),
+            now=now,
+            kind="demo",
+            reason=f"demo store: {size} generated entries (seed {seed})",
+            meta={"demo": True, "seed": seed},
+            keep_backups=self.settings.keep_backups,
+        )
+
+    def import_store(self, source: Store, dest: Path) -> Store:
+        return create_native_store(
+            dest,
+            source.memories(),
+            now=self.now(),
+            kind="import",
+            reason=f"imported {len(source)} entries from {source.path} ({source.format_name})",
+            meta={"imported_from": str(source.path), "source_format": source.format_name},
+            keep_backups=self.settings.keep_backups,
+        )
+
+    def export(self, store: Store, dest: Path, fmt: str) -> ExportReport:
+        return export_store(store, dest, fmt, self.now())
