@@ -26,7 +26,7 @@ ABSORB_COLUMNS = [
 """`fingerprints[i]` is empty when `entries[i]` is as the last action before it on that entry
 leaves it; `keeper` is the position in `entries` of the entry that keeps its wording; `reason`
 an index into the reasons the file's absorb records list, in order; `result` a fingerprint of
-the entries as the action leaves them."""
+the entries in their order and as the action leaves them."""
 UNCAPPED = 10**6
 
 
@@ -65,8 +65,12 @@ def absorbed(before: Sequence[Memory], keeper: int, recipe: Recipe, now: datetim
     return [kept, *retired]
 
 
-def result_fingerprint(after: Sequence[Memory], fp: Callable[[Memory], str]) -> str:
-    return hashlib.blake2b("".join(fp(m) for m in after).encode(), digest_size=8).hexdigest()
+def result_fingerprint(
+    entries: Sequence[str], after: Sequence[Memory], fp: Callable[[Memory], str]
+) -> str:
+    """Of the entries in the order the action finds them and of each as it leaves it."""
+    text = "\n".join([*entries, *(fp(m) for m in after)])
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 def recipes(params: Mapping[str, Any]) -> list[Recipe]:
@@ -128,7 +132,7 @@ def absorb_row(
                 action.depends_on,
                 action.scores,
                 None,
-                result_fingerprint(after, fp),
+                result_fingerprint(ids, after, fp),
             ]
             return row, recipe
     return None

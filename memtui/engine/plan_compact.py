@@ -485,6 +485,7 @@ def expand(plan: Plan, memories: Mapping[str, Memory]) -> Expanded:
     filled: list[tuple[Action, list[Memory], list[Memory]]] = []
     touched: dict[str, str] = {}  # entry → the last action that targets it
     position: dict[str, int] = {}
+    tainted: set[str] = set()  # entries that actions skipped for stale entries would change
     for n, action in enumerate(plan.actions):
         position[action.id] = n
         raw = pending[action.id]
@@ -498,6 +499,10 @@ def expand(plan: Plan, memories: Mapping[str, Memory]) -> Expanded:
             raise PlanMismatch(action, "does not follow the actions before it on its entries")
         for ident in action.targets:
             touched[ident] = action.id
+        if not tainted.isdisjoint(action.targets):  # after an action whose entries changed
+            tainted.update(action.targets)
+            continue
+        tainted.update(action.targets)  # until the action is filled in
         if isinstance(raw, list):
             was = _found(action, raw[1], raw[2], memories, versions, fp, stale)
             if was is None:
@@ -513,12 +518,13 @@ def expand(plan: Plan, memories: Mapping[str, Memory]) -> Expanded:
             if len(befores) != len(found):
                 continue
             afters = absorbed(befores, raw.keeper, raw.recipe, plan.now)
-            if result_fingerprint(afters, fp) != raw.result:
+            if result_fingerprint(raw.entries, afters, fp) != raw.result:
                 raise PlanMismatch(action, "recomputes to other records than it was planned with")
         else:
             befores, afters = _expand_action(action, raw, memories, versions, fp, stale)
             if not befores and raw["found"]:
                 continue
+        tainted.difference_update(action.targets)
         filled.append((action, befores, afters))
         for memory in afters:
             versions.setdefault(memory.id, []).append(memory)
