@@ -16,6 +16,17 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from memtui.engine.absorb_rows import (
+    ABSORB_COLUMNS,
+    AbsorbRow,
+    Recipe,
+    absorb_row,
+    absorbed,
+    read_recipe,
+    read_row,
+    recipes,
+    result_fingerprint,
+)
 from memtui.engine.plan import (
     AS_JSON,
     Action,
@@ -34,7 +45,11 @@ EXPIRY_COLUMNS = ["action", "entry", "fingerprint", "after", "age_days", "import
 """`after`: the action it depends on (the last one before it on the entry), or null; the
 fingerprint is then empty (the entry is as that action leaves it)."""
 EXPIRY_STATUS = {"expire": Status.DELETED, "archive": Status.ARCHIVED}
-COLUMNS = {"decay": DECAY_COLUMNS, **{kind: EXPIRY_COLUMNS for kind in EXPIRY_STATUS}}
+COLUMNS = {
+    "decay": DECAY_COLUMNS,
+    **{kind: EXPIRY_COLUMNS for kind in EXPIRY_STATUS},
+    "absorb": ABSORB_COLUMNS,
+}
 
 
 def fingerprint(memory: Memory) -> str:
@@ -105,35 +120,73 @@ def compact_plan(plan: Plan) -> dict[str, Any]:
     fp = _memo_fingerprint()
     params = _decay_params(plan)
     below = _expire_below(plan.params)
+    tried = recipes(plan.params)
+    reasons: dict[str, int] = {}  # the absorb rows' reasons, numbered across the file
+    touched: dict[str, str] = {}  # entry → the last action that targets it
+    position: dict[str, int] = {}
+    last_after: dict[str, Memory] = {}  # entry → as the last action leaves it
     actions: list[dict[str, Any]] = []
-    # the open bulk record: consecutive rows of one kind and rule share it, so that the file
-    # keeps the plan's order of actions
-    bulk: dict[tuple[str, str], dict[str, Any]] = {}
-    for action in plan.actions:
+    # the open bulk record: consecutive rows of one kind and rule (and absorb recipe) share
+    # it, so that the file keeps the plan's order of actions
+    bulk: dict[tuple[str, str, Recipe | None], dict[str, Any]] = {}
+    for n, action in enumerate(plan.actions):
+        position[action.id] = n
+        recipe: Recipe | None = None
         if action.kind == "decay":
             row = _decay_row(action, plan, params, fp)
         elif action.kind in EXPIRY_STATUS:
             row = _expiry_row(action, plan, below, fp)
+        elif action.kind == "absorb":
+            deps = preceding(action.targets, touched, position)
+            first = [r for k, rule, r in bulk if r is not None and rule == action.rule]
+            made = absorb_row(action, plan.now, [*first, *tried], fp, last_after, deps)
+            row, recipe = made if made is not None else (None, None)
         else:
             row = None
+        for ident in action.targets:
+            touched[ident] = action.id
+        for memory in action.after:
+            last_after[memory.id] = memory
         if row is None:
             actions.append(_compact_action(action, fp))
             bulk.clear()
             continue
-        record = bulk.get((action.kind, action.rule))
+        record = bulk.get((action.kind, action.rule, recipe))
         if record is None:
             bulk.clear()
-            record = bulk[action.kind, action.rule] = {
-                "kind": action.kind,
-                "bulk": True,
-                "actor": "plan",
-                "rule": action.rule,
-                "columns": COLUMNS[action.kind],
-                "rows": [],
-            }
+            record = bulk[action.kind, action.rule, recipe] = _bulk_record(action, recipe)
             actions.append(record)
+        if recipe is not None:
+            index = reasons.get(action.reason)
+            if index is None:
+                index = reasons[action.reason] = len(reasons)
+                record["reasons"].append(action.reason)
+            row[6] = index
         record["rows"].append(row)
     return plan.file_fields(actions, COMPACT_VERSION)
+
+
+def _bulk_record(action: Action, recipe: Recipe | None) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "kind": action.kind,
+        "bulk": True,
+        "actor": "plan",
+        "rule": action.rule,
+        "columns": COLUMNS[action.kind],
+    }
+    if recipe is not None:
+        record["recipe"] = recipe.as_json()
+        record["reasons"] = []
+    record["rows"] = []
+    return record
+
+
+def preceding(
+    targets: list[str], touched: Mapping[str, str], position: Mapping[str, int]
+) -> list[str]:
+    """The last actions before this one on its targets, in plan order (its `depends_on`)."""
+    found = {touched[t] for t in targets if t in touched}
+    return sorted(found, key=position.__getitem__)
 
 
 def _decay_row(
@@ -258,17 +311,23 @@ def actions_from_compact(
     rate = plan_params.get("decay_rate")
     line = plan_params.get("archive_line")
     below = _expire_below(plan_params)
+    absorb_reasons: list[str] = []  # numbered across the file's absorb records
     for n, raw in enumerate(raws):
         if not isinstance(raw, dict):
             raise ValueError(f"action {n} is not an object")
         if raw.get("bulk") is True:
             kind = raw.get("kind")
             if kind not in COLUMNS or raw.get("columns") != COLUMNS[kind]:
-                raise ValueError(f"action {n}: a bulk record holds decay or expiry rows only")
+                raise ValueError(f"action {n}: a bulk record holds decay, expiry or absorb rows")
             rows = raw.get("rows")
             if not isinstance(rows, list):
                 raise ValueError(f"action {n}: its rows are not a list")
             rule = str(raw.get("rule", ""))
+            if kind == "absorb":
+                for action, row in _absorb_row_actions(raw, rows, rule, absorb_reasons):
+                    actions.append(action)
+                    pending[action.id] = row
+                continue
             if kind == "decay":
                 if not isinstance(rate, int | float) or isinstance(rate, bool):
                     raise ValueError("decay rows need the plan's numeric 'decay_rate' parameter")
@@ -310,6 +369,32 @@ def _row_action(row: Any, rule: str, rate: float, line: float | None) -> Action:
         scores=_decay_scores(float(days), float(start), float(end)),
         reason=decay_reason(days, start, end, rate, line),
     )
+
+
+def _absorb_row_actions(
+    raw: dict[str, Any], rows: list[Any], rule: str, reasons: list[str]
+) -> list[tuple[Action, AbsorbRow]]:
+    recipe = read_recipe(raw.get("recipe"))
+    more = raw.get("reasons")
+    if not isinstance(more, list) or not all(isinstance(r, str) for r in more):
+        raise ValueError("an absorb record's reasons are not a list of text")
+    reasons.extend(more)
+    out = []
+    for row in rows:
+        ident, deps, scores, reason = read_row(row, reasons)
+        action = Action(
+            id=ident,
+            kind="absorb",
+            targets=list(row[1]),
+            before=[],
+            after=[],
+            rule=rule,
+            scores=scores,
+            reason=reason,
+            depends_on=list(deps),
+        )
+        out.append((action, AbsorbRow(row[1], row[2], row[3], recipe, row[7])))
+    return out
 
 
 def _expiry_row_action(row: Any, kind: str, rule: str, below: float) -> Action:
@@ -399,24 +484,47 @@ def expand(plan: Plan, memories: Mapping[str, Memory]) -> Expanded:
     stale: list[str] = []
     filled: list[tuple[Action, list[Memory], list[Memory]]] = []
     touched: dict[str, str] = {}  # entry → the last action that targets it
-    for action in plan.actions:
+    position: dict[str, int] = {}
+    tainted: set[str] = set()  # entries that actions skipped for stale entries would change
+    for n, action in enumerate(plan.actions):
+        position[action.id] = n
         raw = pending[action.id]
         if isinstance(raw, list):
             last = touched.get(raw[1])
             if action.depends_on != ([] if last is None else [last]):
                 raise PlanMismatch(action, f"does not follow the action before it on {raw[1]!r}")
+        elif isinstance(raw, AbsorbRow) and action.depends_on != preceding(
+            action.targets, touched, position
+        ):
+            raise PlanMismatch(action, "does not follow the actions before it on its entries")
         for ident in action.targets:
             touched[ident] = action.id
+        if not tainted.isdisjoint(action.targets):  # after an action whose entries changed
+            tainted.update(action.targets)
+            continue
+        tainted.update(action.targets)  # until the action is filled in
         if isinstance(raw, list):
             was = _found(action, raw[1], raw[2], memories, versions, fp, stale)
             if was is None:
                 continue
             befores = [was]
             afters = [_row_after(action, raw, was, plan)]
+        elif isinstance(raw, AbsorbRow):
+            found = [
+                _found(action, ident, want, memories, versions, fp, stale)
+                for ident, want in zip(raw.entries, raw.fingerprints, strict=True)
+            ]
+            befores = [m for m in found if m is not None]
+            if len(befores) != len(found):
+                continue
+            afters = absorbed(befores, raw.keeper, raw.recipe, plan.now)
+            if result_fingerprint(raw.entries, afters, fp) != raw.result:
+                raise PlanMismatch(action, "recomputes to other records than it was planned with")
         else:
             befores, afters = _expand_action(action, raw, memories, versions, fp, stale)
             if not befores and raw["found"]:
                 continue
+        tainted.difference_update(action.targets)
         filled.append((action, befores, afters))
         for memory in afters:
             versions.setdefault(memory.id, []).append(memory)
