@@ -304,7 +304,9 @@ def _overlap_pairs_counted(
     arrays = {t: np.asarray(p, dtype=np.int64) for t, p in postings.items()}
     sizes = np.asarray([len(s) for s in sets], dtype=np.int64)
     n = len(sets)
-    xs, ys, scores = [], [], []
+    xs: list[np.ndarray] = []
+    ys: list[np.ndarray] = []
+    scores: list[np.ndarray] = []
     for x in live:
         gathered = np.concatenate([arrays[vocabulary[t]] for t in sets[x]])
         gathered = gathered[gathered > x]
