@@ -13,6 +13,10 @@ whole process (start-up included; peak memory from /usr/bin/time; CPU = user + s
    `check_plan_fits`), in a process of its own.
 The plans of both must be the same: the files byte for byte or, where the file layout changed
 (bulk expiry rows), every action's full records, reasons and scores as read back.
+
+Figures (2 cores, not quiet: other jobs ran), `--entries 2000 --users 2`, the pi line, CPU s /
+peak MB: 5.5 / 609 before, 2.9 / 313 after building pi's 1.47 M candidate pairs as arrays
+(engine/candidates.py `PairTable`) instead of `Pair` objects; the same file.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -176,6 +177,16 @@ def _reference(
     return groups, spans
 
 
+def _clusters_in_numpy(
+    pairs: list[Pair], order: list[str], line: float, low: int, high: int
+) -> tuple[list[list[str]], list[tuple[float, float]]]:
+    position = {ident: n for n, ident in enumerate(order)}
+    a = np.asarray([position[p.a] for p in pairs], dtype=np.int64)
+    b = np.asarray([position[p.b] for p in pairs], dtype=np.int64)
+    score = np.asarray([p.score for p in pairs], dtype=np.float64)
+    return pair_clusters(order, a, b, score, line, low, high)
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     size=st.integers(2, 30),
@@ -190,15 +201,14 @@ def test_pi_clusters_in_numpy_are_the_union_finds(
 ) -> None:
     order = [f"m{n:02d}" for n in reversed(range(size))]  # ids not in their sort order
     pairs = [Pair(order[x], order[y], s) for x, y, s in edges if x < size and y < size and x != y]
-    position = {ident: n for n, ident in enumerate(order)}
-    found = pair_clusters(pairs, order, position, line, *bounds)
+    found = _clusters_in_numpy(pairs, order, line, *bounds)
     assert found == _reference(pairs, order, line, *bounds)
 
 
 def test_pi_clusters_of_a_long_chain_join_it_whole() -> None:
     order = [f"m{n}" for n in range(2000)]
     pairs = [Pair(order[n + 1], order[n], 0.5) for n in range(1999)]
-    groups, spans = pair_clusters(pairs, order, {i: n for n, i in enumerate(order)}, 0.3, 2, 2000)
+    groups, spans = _clusters_in_numpy(pairs, order, 0.3, 2, 2000)
     assert groups == [order] and spans == [(0.5, 0.5)]
 
 

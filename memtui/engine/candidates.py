@@ -67,6 +67,38 @@ class Pair:
     score: float
 
 
+@dataclass(frozen=True, slots=True)
+class PairTable:
+    """Candidate pairs as arrays, in no particular order: `a[k]` < `b[k]` are positions in
+    `memories` and `score[k]` their score. A million pairs cost megabytes here, not the
+    hundreds a list of `Pair`s takes; `pairs()` builds that list when it is needed."""
+
+    memories: Sequence[Memory]
+    a: np.ndarray
+    b: np.ndarray
+    score: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.score)
+
+    def pairs(self) -> list[Pair]:
+        """The `Pair`s, highest score first, then by position. Sorted by numpy, which lets
+        other threads (the UI) run meanwhile; a list sort of a million tuples would hold the
+        GIL for a second."""
+        order = np.lexsort((self.b, self.a, -self.score))
+        ids = [m.id for m in self.memories]
+        with gc_paused():
+            return [
+                Pair(ids[x], ids[y], score)
+                for x, y, score in zip(
+                    self.a[order].tolist(),
+                    self.b[order].tolist(),
+                    self.score[order].tolist(),
+                    strict=True,
+                )
+            ]
+
+
 Progress = Callable[[int, int], None]
 
 
@@ -97,44 +129,65 @@ def candidate_pairs(
     """Every pair of memories of the same user scoring ≥ threshold, highest first
     (`embeddings`: the `memtui` method combined with these sentence embeddings; `vectors`: the
     memories' `memtui_vectors`, when the caller has them already)."""
+    return candidate_table(
+        memories, method, threshold, progress=progress, embeddings=embeddings, vectors=vectors
+    ).pairs()
+
+
+def candidate_table(
+    memories: Sequence[Memory],
+    method: str,
+    threshold: float,
+    *,
+    progress: Progress | None = None,
+    embeddings: Embeddings | None = None,
+    vectors: Sequence[Vector] | None = None,
+) -> PairTable:
+    """The pairs of `candidate_pairs` as arrays, for the callers that need no `Pair`s."""
     check_method(method)
     _check_threshold(threshold)
     if method == "memtui" and vectors is None:
         vectors = memtui_vectors(memories)
     with gc_paused():
-        return _candidate_pairs(memories, method, threshold, progress, embeddings, vectors)
+        return _candidate_table(memories, method, threshold, progress, embeddings, vectors)
 
 
-def _candidate_pairs(
+def _candidate_table(
     memories: Sequence[Memory],
     method: str,
     threshold: float,
     progress: Progress | None,
     embeddings: Embeddings | None,
     vectors: Sequence[Vector] | None,
-) -> list[Pair]:
-    found: list[tuple[int, int, float]] = []
+) -> PairTable:
+    found: list[Columns] = []
     groups = user_groups(memories)
     total = sum(len(g) for g in groups)
     done = 0
     for group in groups:
         members = [memories[i] for i in group]
-        found_here: Iterable[tuple[int, int, float]]
-        if vectors is not None:
-            words = [vectors[i] for i in group]
-            found_here = (
-                _lexical_pairs(words, threshold)
-                if embeddings is None
-                else _embedded_pairs(members, words, embeddings, threshold)
+        if method == "pi":
+            x, y, score = _overlap_pairs(
+                [pi_grams(pi_normalise(m.content)) for m in members], threshold
             )
         else:
-            found_here = _group_pairs(members, method, threshold)
-        for a, b, score in found_here:
-            found.append((group[a], group[b], score))
+            found_here: Iterable[tuple[int, int, float]]
+            if vectors is not None:
+                words = [vectors[i] for i in group]
+                found_here = (
+                    _lexical_pairs(words, threshold)
+                    if embeddings is None
+                    else _embedded_pairs(members, words, embeddings, threshold)
+                )
+            else:
+                found_here = _group_pairs(members, method, threshold)
+            x, y, score = _columns(list(found_here))
+        index = np.asarray(group, dtype=np.int64)
+        found.append((index[x], index[y], score))
         done += len(group)
         if progress is not None:
             progress(done, total)
-    return _ordered(memories, found)
+    return _table(memories, found)
 
 
 def brute_force_pairs(
@@ -166,27 +219,32 @@ def brute_force_pairs(
                 score = memory_similarity(memories[i], memories[j], method)
                 if score >= threshold:
                     found.append((i, j, score))
-    return _ordered(memories, found)
+    return _table(memories, [_columns(found)]).pairs()
 
 
-def _ordered(memories: Sequence[Memory], found: list[tuple[int, int, float]]) -> list[Pair]:
-    """Highest score first, then by position. Sorted by numpy, which lets other threads (the
-    UI) run meanwhile; a list sort of a million tuples would hold the GIL for a second."""
-    if not found:
-        return []
-    a = np.fromiter((t[0] for t in found), dtype=np.int64, count=len(found))
-    b = np.fromiter((t[1] for t in found), dtype=np.int64, count=len(found))
-    score = np.fromiter((t[2] for t in found), dtype=np.float64, count=len(found))
-    order = np.lexsort((b, a, -score)).tolist()
-    return [Pair(memories[found[k][0]].id, memories[found[k][1]].id, found[k][2]) for k in order]
+Columns = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _columns(found: Sequence[tuple[int, int, float]]) -> Columns:
+    """(x, y, score) triples as three arrays."""
+    count = len(found)
+    return (
+        np.fromiter((t[0] for t in found), dtype=np.int64, count=count),
+        np.fromiter((t[1] for t in found), dtype=np.int64, count=count),
+        np.fromiter((t[2] for t in found), dtype=np.float64, count=count),
+    )
+
+
+def _table(memories: Sequence[Memory], parts: Sequence[Columns]) -> PairTable:
+    if not parts:
+        return PairTable(memories, *_columns([]))
+    a, b, score = (np.concatenate([part[k] for part in parts]) for k in range(3))
+    return PairTable(memories, a, b, score)
 
 
 def _group_pairs(
     members: list[Memory], method: str, threshold: float
 ) -> Iterable[tuple[int, int, float]]:
-    if method == "pi":
-        sets = [pi_grams(pi_normalise(m.content)) for m in members]
-        return _overlap_pairs(sets, threshold)
     if method == "tf-cosine":
         return _tf_cosine_pairs(members, threshold)
     if method == "jaro-winkler":
@@ -207,7 +265,7 @@ def _needed(size: int, threshold: float) -> int:
     return c
 
 
-def _overlap_pairs(sets: list[frozenset[int]], threshold: float) -> list[tuple[int, int, float]]:
+def _overlap_pairs(sets: list[frozenset[int]], threshold: float) -> Columns:
     live = [i for i, s in enumerate(sets) if s]
     df = Counter(token for i in live for token in sets[i])
     order = {token: (n, token) for token, n in df.items()}
@@ -240,12 +298,12 @@ def _overlap_pairs(sets: list[frozenset[int]], threshold: float) -> list[tuple[i
             score = len(sx & sets[y]) / size_x
             if score >= threshold:
                 out.append((x, y, score) if x < y else (y, x, score))
-    return out
+    return _columns(out)
 
 
 def _overlap_pairs_counted(
     sets: list[frozenset[int]], live: list[int], threshold: float
-) -> list[tuple[int, int, float]]:
+) -> Columns:
     vocabulary = {token: n for n, token in enumerate({t for i in live for t in sets[i]})}
     postings: dict[int, list[int]] = defaultdict(list)
     for i in live:
@@ -254,20 +312,24 @@ def _overlap_pairs_counted(
     arrays = {t: np.asarray(p, dtype=np.int64) for t, p in postings.items()}
     sizes = np.asarray([len(s) for s in sets], dtype=np.int64)
     n = len(sets)
-    out: list[tuple[int, int, float]] = []
+    xs: list[np.ndarray] = []
+    ys: list[np.ndarray] = []
+    scores: list[np.ndarray] = []
     for x in live:
         gathered = np.concatenate([arrays[vocabulary[t]] for t in sets[x]])
         gathered = gathered[gathered > x]
         if not gathered.size:
             continue
         counts = np.bincount(gathered, minlength=n)
-        ys = np.nonzero(counts)[0]
-        scores = counts[ys] / np.minimum(sizes[x], sizes[ys])
-        keep = scores >= threshold
-        out.extend(
-            zip([x] * int(keep.sum()), ys[keep].tolist(), scores[keep].tolist(), strict=True)
-        )
-    return out
+        partners = np.nonzero(counts)[0]
+        score = counts[partners] / np.minimum(sizes[x], sizes[partners])
+        keep = score >= threshold
+        ys.append(partners[keep])
+        scores.append(score[keep])
+        xs.append(np.full(len(ys[-1]), x, dtype=np.int64))
+    if not xs:
+        return _columns([])
+    return np.concatenate(xs), np.concatenate(ys), np.concatenate(scores)
 
 
 # -- cosine (tf, embeddings) ------------------------------------------------------------------

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from memtui.engine.candidates import Pair
 
 
 class UnionFind:
@@ -136,25 +131,18 @@ def scored_clusters(
     return groups, list(zip(lows, highs, strict=True))
 
 
-_PAIR_A, _PAIR_B = operator.attrgetter("a"), operator.attrgetter("b")
-_PAIR_SCORE = operator.attrgetter("score")
-
-
 def pair_clusters(
-    pairs: Sequence[Pair],
     order: Sequence[str],
-    position: Mapping[str, int],
+    a: np.ndarray,
+    b: np.ndarray,
+    score: np.ndarray,
     threshold: float,
     min_size: int,
     max_size: int,
 ) -> tuple[list[list[str]], list[tuple[float, float]]]:
-    """`clusters` of the pairs scoring at least `threshold` (`position`: each id's place in
-    `order`), with the lowest and highest score inside each group; in numpy, for the million
-    pairs of a big store."""
-    where, count = position.__getitem__, len(pairs)
-    a = np.fromiter(map(where, map(_PAIR_A, pairs)), dtype=np.int64, count=count)
-    b = np.fromiter(map(where, map(_PAIR_B, pairs)), dtype=np.int64, count=count)
-    score = np.fromiter(map(_PAIR_SCORE, pairs), dtype=np.float64, count=count)
+    """`clusters` of the pairs a[k]–b[k] (positions in `order`) scoring at least `threshold`,
+    with the lowest and highest score inside each group; in numpy, for the million pairs of a
+    big store."""
     keep = score >= threshold
     found, spans = scored_clusters(len(order), a[keep], b[keep], score[keep], min_size, max_size)
     return [[order[n] for n in group] for group in found], spans

@@ -10,13 +10,19 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
-from memtui.engine.candidates import Pair, candidate_pairs, memtui_vectors
+from memtui.engine.candidates import (
+    Pair,
+    PairTable,
+    candidate_pairs,
+    candidate_table,
+    memtui_vectors,
+)
 from memtui.engine.choices import ExpireKind, MergeRule
 from memtui.engine.clusters import capped_components, clusters, pair_clusters
 from memtui.engine.decay import DecayModel, decay_for
@@ -37,6 +43,7 @@ from memtui.model import SOURCE_PRIORITY, Memory, Source, Status
 from memtui.times import days_between, to_base36, to_epoch_ms
 
 Progress = Callable[[str, float], None]
+_Found = TypeVar("_Found", list[Pair], PairTable)
 MergedText = Callable[[Sequence[Memory]], str | None]
 
 
@@ -130,8 +137,21 @@ class PlanRun:
     merged_text: MergedText | None
     last_run: datetime | None
     report: Progress
-    pairs: list[Pair] = field(default_factory=list)
+    found: PairTable | None = None
+    """The candidate pairs as arrays, where the rule needs no `Pair`s (pi)."""
+    _pairs: list[Pair] | None = None
     health: dict[str, object] | None = None
+
+    @property
+    def pairs(self) -> list[Pair]:
+        """The candidate pairs, highest score first (built from `found` on first use)."""
+        if self._pairs is None:
+            self._pairs = self.found.pairs() if self.found is not None else []
+        return self._pairs
+
+    @pairs.setter
+    def pairs(self, pairs: list[Pair]) -> None:
+        self._pairs = pairs
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,11 +285,19 @@ def _thesearch_floor(profile: Profile) -> float:
 
 
 def _candidates(run: PlanRun) -> None:
+    run.pairs = _search(run, candidate_pairs)
+
+
+def _candidate_arrays(run: PlanRun) -> None:
+    run.found = _search(run, candidate_table)
+
+
+def _search(run: PlanRun, search: Callable[..., _Found]) -> _Found:
     b, profile = run.b, run.profile
     b.eligible = _eligible(b, profile)
     if profile.method == "memtui":
         b.vectors = memtui_vectors(b.eligible)
-    run.pairs = candidate_pairs(
+    return search(
         b.eligible,
         profile.method,
         _lowest_line(profile),
@@ -329,20 +357,24 @@ def _span(scores: list[float]) -> dict[str, float]:
 
 
 def _pi_absorb_and_merge(run: PlanRun) -> None:
-    b, profile, pairs, now = run.b, run.profile, run.pairs, run.now
+    b, profile, found, now = run.b, run.profile, run.found, run.now
     merged_text = run.merged_text
-    assert profile.merge_threshold is not None
+    assert profile.merge_threshold is not None and found is not None
+    position = np.fromiter(
+        (b.position[m.id] for m in found.memories), dtype=np.int64, count=len(found.memories)
+    )
     groups, spans = pair_clusters(
-        pairs,
         b.order,
-        b.position,
+        position[found.a],
+        position[found.b],
+        found.score,
         profile.merge_threshold,
         profile.cluster_min,
         profile.cluster_max,
     )
     if profile.absorb_threshold is not None:
         # an opt-in memtui rule (pi absorbs only as a new memory arrives, in its extractor)
-        _pi_absorb(b, profile, pairs, groups, now)
+        _pi_absorb(b, profile, run.pairs, groups, now)
     merged_any: list[str] = []
     for group, (low, high) in zip(groups, spans, strict=True):
         scores = [low, high]  # the lowest and highest score inside the group
@@ -923,6 +955,8 @@ class RuleSteps:
     """What a merge rule brings to a profile's steps."""
 
     merge: Step
+    candidates: Step | None = None
+    """The rule's own candidate search (default: `CANDIDATES`, a list of `Pair`s)."""
     floor: Callable[[Profile], float] | None = None
     """A score line of the rule's own below which the candidate search need not look."""
     conflicts: bool = True
@@ -935,7 +969,10 @@ CANDIDATES = Step("candidates", 0.1, _candidates)
 CONFLICTS = Step("conflicts", 0.9, _conflicts)
 _LONGTERM = RuleSteps(Step("merge", 0.8, _longterm_absorb_and_merge))
 MERGE_RULE_STEPS: dict[MergeRule, RuleSteps] = {
-    "pi": RuleSteps(Step("merge", 0.8, _pi_absorb_and_merge)),
+    "pi": RuleSteps(
+        Step("merge", 0.8, _pi_absorb_and_merge),
+        candidates=Step("candidates", 0.1, _candidate_arrays),
+    ),
     "longterm": _LONGTERM,
     "keep-base": _LONGTERM,
     "memtui": RuleSteps(Step("merge", 0.8, _memtui_absorb_and_merge)),
@@ -959,7 +996,7 @@ def steps_for(profile: Profile) -> tuple[Step, ...]:
     absorb and merge → conflicts → expire / archive / deprecate → the rule's last steps."""
     rule = MERGE_RULE_STEPS[profile.merge_rule]
     steps = [DECAY] if profile.decay_model is not None and profile.apply_decay else []
-    steps += [CANDIDATES, rule.merge]
+    steps += [rule.candidates or CANDIDATES, rule.merge]
     if rule.conflicts and profile.conflict_low is not None:
         steps.append(CONFLICTS)
     if profile.expire_kind is not None:
