@@ -6,7 +6,6 @@ Shared by the CLI and the TUI; the engine computes, the store commits.
 
 from __future__ import annotations
 
-import operator
 import os
 import re
 import stat
@@ -29,7 +28,7 @@ from memtui.engine.wording import rule_wording
 from memtui.errors import ConflictError, MemtuiError, NotFoundError
 from memtui.gcpause import gc_paused
 from memtui.jsonout import dumps
-from memtui.model import MEMORY_FIELDS, Memory, Status
+from memtui.model import MEMORY_FIELDS, Memory, Status, memory_values
 from memtui.plan_seal import check_seals, read_seals, seals_for
 from memtui.stores import Actor, Change, MemoryStore, Transaction
 from memtui.stores.files import atomic_write
@@ -49,6 +48,9 @@ RETIRED = (Status.MERGED, Status.SUPERSEDED)
 def check_plan_fits(store: MemoryStore, plan: Plan, seal_key: bytes | None = None) -> None:
     """Refuse a plan that was not made from this store as it is now, or whose actions break
     their kind's or the format's rules; wording edited in its file is refused by its seals."""
+    checked = (str(store.path), store.fingerprint, seal_key)
+    if plan.fits == checked:  # nothing changed since it passed (apply checks again)
+        return
     if plan.store_format != store.format_name:
         raise MemtuiError(
             f"the plan was made for a {plan.store_format} store; "
@@ -84,6 +86,7 @@ def check_plan_fits(store: MemoryStore, plan: Plan, seal_key: bytes | None = Non
                 "made — make a new one"
             )
     check_seals(plan, seal_key)
+    plan.fits = checked
 
 
 # What each kind of action may change in an entry it keeps (retired entries: `_RETIRING`).
@@ -226,12 +229,9 @@ def _changed(was: Memory, after: Memory) -> set[str]:
     """The fields (as `Memory.to_dict` names them) that differ."""
     return {
         name
-        for name, a, b in zip(MEMORY_FIELDS, _values(was), _values(after), strict=True)
+        for name, a, b in zip(MEMORY_FIELDS, memory_values(was), memory_values(after), strict=True)
         if a != b
     }
-
-
-_values = operator.attrgetter(*MEMORY_FIELDS)
 
 
 def apply_plan(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -88,7 +89,7 @@ class Memory:
         introspection: decay copies every entry of a store)."""
         if not changes.keys() <= _FIELD_NAMES:
             raise TypeError(f"Memory has no field {sorted(changes.keys() - _FIELD_NAMES)[0]!r}")
-        new = Memory(*_field_values(self))
+        new = Memory(*memory_values(self))
         for name, value in changes.items():
             setattr(new, name, value)
         return new
@@ -107,10 +108,10 @@ class Memory:
             "source": self.source.value,
             "tags": list(self.tags),
             "paths": list(self.paths),
-            "created_at": format_iso(self.created_at),
-            "last_accessed_at": format_iso(self.last_accessed_at),
-            "last_decayed_at": format_iso(self.last_decayed_at),
-            "updated_at": format_iso(self.updated_at),
+            "created_at": _iso(self.created_at),
+            "last_accessed_at": _iso(self.last_accessed_at),
+            "last_decayed_at": _iso(self.last_decayed_at),
+            "updated_at": _iso(self.updated_at),
             "access_count": self.access_count,
             "evidence_count": self.evidence_count,
             "tenured": self.tenured,
@@ -118,7 +119,7 @@ class Memory:
             "status": self.status.value,
             "supersedes": list(self.supersedes),
             "superseded_by": self.superseded_by,
-            "superseded_at": format_iso(self.superseded_at),
+            "superseded_at": _iso(self.superseded_at),
             "embedding": list(self.embedding) if self.embedding is not None else None,
             "version": self.version,
             "extra": self.extra,
@@ -156,4 +157,6 @@ class Memory:
 
 MEMORY_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Memory))
 _FIELD_NAMES = frozenset(MEMORY_FIELDS)
-_field_values = operator.attrgetter(*MEMORY_FIELDS)
+memory_values = operator.attrgetter(*MEMORY_FIELDS)
+_iso = functools.lru_cache(maxsize=4096)(format_iso)  # an entry's times recur in its next image
+"""Every field's value of an entry, in `MEMORY_FIELDS` order."""

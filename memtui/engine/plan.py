@@ -14,7 +14,7 @@ from typing import Any
 
 from memtui.errors import MemtuiError
 from memtui.jsonout import dumps
-from memtui.model import MEMORY_FIELDS, Memory
+from memtui.model import MEMORY_FIELDS, Memory, memory_values
 from memtui.stores.native_format import NativeFormat
 from memtui.times import format_iso, parse_iso_or_none
 
@@ -95,6 +95,9 @@ class Plan:
     seals: tuple[str, dict[str, str]] | None = field(default=None, repr=False, compare=False)
     """A plan read from a file: the id of the key that sealed its wording and each worded
     action's seal, until they are checked (`plan_seal.check_seals`)."""
+    fits: tuple[str, str, bytes | None] | None = field(default=None, repr=False, compare=False)
+    """The store (path, fingerprint) and seal key the last check found this plan fits
+    (`curate.check_plan_fits`, which then need not check again)."""
     _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -256,14 +259,13 @@ AS_JSON: dict[str, Callable[[Any], Any]] = {
 }
 """Each field as `Memory.to_dict` writes it."""
 AS_JSON["source"] = AS_JSON["status"] = operator.attrgetter("value")
-_values = operator.attrgetter(*MEMORY_FIELDS)
 
 
 def field_changes(was: Memory, now: Memory) -> dict[str, list[Any]]:
     """{field: [before, after]} in `to_dict` form, for the fields whose form differs (the
     same as comparing the two `to_dict`s, without building them)."""
     diff: dict[str, list[Any]] = {}
-    for name, a, b in zip(MEMORY_FIELDS, _values(was), _values(now), strict=True):
+    for name, a, b in zip(MEMORY_FIELDS, memory_values(was), memory_values(now), strict=True):
         if a is b and type(a) is not float:
             continue
         convert = AS_JSON[name]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormatError
-from memtui.model import Memory
+from memtui.model import MEMORY_FIELDS, Memory, memory_values
 from memtui.stores.backups import DEFAULT_KEEP, Backup, BackupShelf, is_packed, unpack
 from memtui.stores.detect import parse_store, with_layout
 from memtui.stores.document import Document, HeaderImages, StoreFormat
@@ -89,9 +89,7 @@ class Store(LedgerViews):
         self._ledger = (
             None if fmt.ledger_in_file else SidecarLedger(self.sidecar / "ledger.jsonl", self.file)
         )
-        self._tx_cache: tuple[tuple[str, FileStamp | None], list[Transaction], list[str]] | None = (
-            None
-        )
+        self._ledger_cache: tuple[tuple[str, FileStamp | None], LedgerState] | None = None
         self.packed = False
 
     # -- reading -----------------------------------------------------------------------------
@@ -158,21 +156,24 @@ class Store(LedgerViews):
     def transactions(self) -> list[Transaction]:
         """Committed transactions, oldest first (read again only when the store or its
         ledger file changed)."""
-        ledger_stamp = FileStamp.of(self._ledger.path) if self._ledger is not None else None
-        key = (self._sha, ledger_stamp)
-        if self._tx_cache is None or self._tx_cache[0] != key:
-            read = self._read_ledger(self._doc, self._sha)
-            committed = [tx for tx in read.transactions if tx.state == "committed"]
-            self._tx_cache = (key, committed, read.problems)
-        return list(self._tx_cache[1])
+        return [tx for tx in self._ledger_state().transactions if tx.state == "committed"]
 
     def problems(self) -> list[str]:
         """What is wrong with the ledger and the sidecar, one line each. Reading works anyway
         (damaged ledger entries are skipped); memtui changes nothing until they are repaired
         (`memtui doctor`)."""
-        self.transactions()
-        assert self._tx_cache is not None
-        return [*self._tx_cache[2], *sidecar_problems(self.sidecar, self._ledger)]
+        return [*self._ledger_state().problems, *sidecar_problems(self.sidecar, self._ledger)]
+
+    def _ledger_key(self) -> tuple[str, FileStamp | None]:
+        return self._sha, FileStamp.of(self._ledger.path) if self._ledger is not None else None
+
+    def _ledger_state(self) -> LedgerState:
+        """The ledger as read with the file as last read or written (read again only when
+        either changed since)."""
+        key = self._ledger_key()
+        if self._ledger_cache is None or self._ledger_cache[0] != key:
+            self._ledger_cache = (key, self._read_ledger(self._doc, self._sha))
+        return self._ledger_cache[1]
 
     def _read_ledger(self, doc: Document, sha: str) -> LedgerState:
         """All transactions, those a dead writer left pending (now resolved), and what is
@@ -227,6 +228,8 @@ class Store(LedgerViews):
         """What this store's file would hold for `memory` (pi holds active entries only)."""
         if memory is None or not self.format.keeps(memory):
             return None
+        if self.format.ledger_in_file:  # the file holds the record as it is (`_as_stored`)
+            return memory
         raw = self.format.encode(memory, self._doc.raws.get(memory.id)) or {}
         return self._as_stored(memory, raw)
 
@@ -330,7 +333,7 @@ class Store(LedgerViews):
                 "nothing was written"
             )
         self._check_unchanged(changes, base, progress)
-        ledger = self._read_ledger(base, sha)
+        ledger = self._ledger_state() if base is self._doc else self._read_ledger(base, sha)
         if ledger.problems:
             raise StoreFormatError(
                 f"{ledger.problems[0]}; memtui adds nothing to a damaged ledger until it is "
@@ -463,6 +466,8 @@ class Store(LedgerViews):
         self._shelf.prune({t.backup for t in history if t.backup} | {backup.name})
         self.format, self._doc = fmt, doc
         self._sha, self._stamp = sha256(new_data), FileStamp.of(self.file)
+        # the ledger as a fresh read would give it, without reading it
+        self._ledger_cache = (self._ledger_key(), LedgerState([*history, tx], [], []))
         return tx
 
     def _refuse_when_unusable(self) -> None:
@@ -486,7 +491,7 @@ class Store(LedgerViews):
         stale = []
         for done, c in enumerate(changes):
             checking.tick(done)
-            if _unversioned(base.memories.get(c.id)) != _unversioned(self.visible(c.before)):
+            if not _same_but_version(base.memories.get(c.id), self.visible(c.before)):
                 stale.append(c.id)
         if stale:
             shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
@@ -631,8 +636,18 @@ def _other_file(owner: str, path: Path) -> bool:
         return False
 
 
-def _unversioned(memory: Memory | None) -> Memory | None:
-    return memory.with_(version=None) if memory is not None else None
+_VERSION_AT = MEMORY_FIELDS.index("version")
+
+
+def _same_but_version(a: Memory | None, b: Memory | None) -> bool:
+    """Whether two entries are equal in every field but the version counter."""
+    if a is None or b is None:
+        return a is b
+    if a is b:
+        return True
+    x, y = list(memory_values(a)), list(memory_values(b))
+    x[_VERSION_AT] = y[_VERSION_AT] = None
+    return x == y
 
 
 def _header_images(
