@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from collections.abc import Callable
 from itertools import combinations
@@ -14,14 +13,12 @@ from textual.pilot import Pilot
 
 from memtui.demo import make_demo_memories
 from memtui.stores import create_native_store
-from memtui.tui import make_app
-from memtui.tui.app import MemtuiApp
 from memtui.tui.clusters_screen import ClustersScreen
 from memtui.tui.screens import ConfirmScreen
 from tests.conftest import NOW, CliResult
 from tests.screen_text import screen_lines, screen_text
+from tests.test_tui_walkthrough import app_for, ready, settled
 
-os.environ["TEXTUAL_ANIMATIONS"] = "none"
 SMALL = (80, 24)
 
 
@@ -30,16 +27,6 @@ def demo(tmp_path: Path) -> Path:
     path = tmp_path / "demo.json"
     create_native_store(path, make_demo_memories(120, 5, NOW), now=NOW, kind="demo", reason="t")
     return path
-
-
-def app_for(path: Path) -> MemtuiApp:
-    return make_app(str(path), now=NOW, watch_interval=0)
-
-
-async def ready(pilot: Pilot) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def test_merge_of_three_shows_every_member_and_which_of_how_many(demo: Path) -> None:
@@ -149,12 +136,9 @@ async def test_a_new_entry_is_highlighted_and_the_toast_leaves_the_status_bar(
         await pilot.pause()
         await pilot.press(*"A brand new memory", "ctrl+s")
         await pilot.pause()
+        before = app.commits_settled
         await pilot.press("y")
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if app.commits_settled:
-                break
-        await ready(pilot)
+        await settled(pilot, before)
         lines = screen_lines(app)
         current = app.home.table.current
     assert current is not None and current.content == "A brand new memory"
