@@ -1,6 +1,7 @@
 """The `memtui` command: thin argument handling over the core; text or `--json` output.
 
-Errors a user can cause print one line `memtui: ...` on stderr and exit 1; usage errors exit 2.
+Errors a user can cause print one line `memtui: ...` on stderr and exit 1; usage errors (bad
+option values too) exit 2.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from memtui import __version__, cli_curate, locations
-from memtui.cli_common import UsageError, emit_json, print_done
+from memtui.cli_common import UsageError, check_fraction, emit_json, print_done, usage_checked
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
 from memtui.model import STATUS_SYMBOL, Status
@@ -94,9 +95,11 @@ def cmd_list(args: argparse.Namespace, svc: Service) -> int:
     store = svc.open(args.store)
     if args.limit is not None and args.limit < 0:
         raise UsageError("--limit must be 0 or more")
+    statuses = usage_checked(lambda: parse_statuses(args.status))
+    usage_checked(lambda: select([], sort=args.sort))  # an unknown field is a usage error
     chosen = select(
         store.memories(),
-        statuses=parse_statuses(args.status),
+        statuses=statuses,
         user=args.user,
         query=args.query,
         sort=args.sort,
@@ -161,8 +164,9 @@ def _split_tags(text: str) -> tuple[str, ...]:
 
 
 def cmd_add(args: argparse.Namespace, svc: Service) -> int:
-    if not 0.0 <= args.importance <= 1.0:
-        raise MemtuiError(f"--importance must be between 0 and 1, got {args.importance}")
+    check_fraction("--importance", args.importance)
+    if not args.content.strip():
+        raise UsageError("the content must not be empty")
     store = svc.open(args.store)
     memory = svc.new_memory(
         store,
@@ -181,20 +185,19 @@ def cmd_add(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_edit(args: argparse.Namespace, svc: Service) -> int:
-    store = svc.open(args.store)
     status = None
     if args.status is not None:
-        statuses = parse_statuses(args.status)
+        statuses = usage_checked(lambda: parse_statuses(args.status))
         if statuses is None or len(statuses) != 1:
-            raise MemtuiError("--status takes one status")
+            raise UsageError("--status takes one status")
         status = next(iter(statuses))
     tags = None
     if args.tags is not None:
         tags = _split_tags(args.tags)
-    if args.importance is not None and not 0.0 <= args.importance <= 1.0:
-        raise MemtuiError(f"--importance must be between 0 and 1, got {args.importance}")
+    check_fraction("--importance", args.importance)
     if args.content is not None and not args.content.strip():
-        raise MemtuiError("--content must not be empty")
+        raise UsageError("--content must not be empty")
+    store = svc.open(args.store)
     edit = EntryEdit(args.content, args.importance, tags, status)
     tx = svc.edit(store, args.id, edit, args.reason)
     if tx is None:
@@ -251,6 +254,10 @@ def cmd_undo(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_compact(args: argparse.Namespace, svc: Service) -> int:
+    if args.keep is not None and args.keep < 1:
+        raise UsageError("--keep must be at least 1 (transaction ids go on from the newest)")
+    if args.days is not None and args.days < 0:
+        raise UsageError("--days cannot be negative")
     store = svc.open(args.store)
     done = svc.compact(store, keep=args.keep, days=args.days)
     if args.json:
@@ -289,7 +296,7 @@ def cmd_backup(args: argparse.Namespace, svc: Service) -> int:
 
 def cmd_rollback(args: argparse.Namespace, svc: Service) -> int:
     if (args.backup is None) == (args.source is None):
-        raise MemtuiError("give a backup name or --from FILE (one of them)")
+        raise UsageError("give a backup name or --from FILE (one of them)")
     store = svc.open(args.store)
     if args.source is not None:
         tx = svc.rollback_from_copy(store, Path(args.source).expanduser())

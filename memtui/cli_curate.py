@@ -9,8 +9,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from memtui.cli_common import UsageError, emit_json, print_done
-from memtui.errors import MemtuiError
+from memtui.cli_common import UsageError, check_fraction, emit_json, print_done, usage_checked
 from memtui.model import Status
 from memtui.service import (
     CALIBRATION_METHODS,
@@ -46,6 +45,9 @@ def cmd_sim(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_pairs(args: argparse.Namespace, svc: Service) -> int:
+    check_fraction("--threshold", args.threshold, zero=False)
+    if args.limit is not None and args.limit < 0:
+        raise UsageError("--limit must be 0 or more")
     store = svc.open(args.store)
     pairs, method, threshold = svc.pairs(store, args.method, args.threshold)
     if args.limit is not None:
@@ -64,9 +66,9 @@ def cmd_pairs(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
+    now = usage_checked(lambda: parse_time(args.now, "--now")) if args.now else None
     store = svc.open(args.store)
     profile = svc.profile(store, args.profile)
-    now = parse_time(args.now, "--now") if args.now else None
     plan = svc.plan(store, profile, now=now, embeddings=args.embed)
     for line in svc.notices():
         print(line, file=sys.stderr)
@@ -223,13 +225,13 @@ def cmd_chain(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_decay(args: argparse.Namespace, svc: Service) -> int:
+    if args.days < 1 or args.days > 36500:
+        raise UsageError("--days must be between 1 and 36500")
     store = svc.open(args.store)
     profile = svc.profile(store)
     decay = svc.decay_model(profile, args.model)
     line = profile.archive_line if profile.archive_line is not None else profile.expire_below
     now = svc.now()
-    if args.days < 1 or args.days > 36500:
-        raise MemtuiError("--days must be between 1 and 36500")
     if args.id:
         memory = store.get(args.id)
         days = sorted({0, *range(0, args.days + 1, max(1, args.days // 10)), args.days})
@@ -323,6 +325,8 @@ def cmd_labels(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace, svc: Service) -> int:
+    if args.precision is not None and not 0.0 < args.precision <= 1.0:
+        raise UsageError(f"the precision target must be in (0, 1], got {args.precision:g}")
     store = svc.open(args.store)
     methods = [args.method] if args.method else None
     report = svc.calibrate(store, methods, args.precision)

@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FIXTURES, CliResult
+from memtui.demo import make_demo_memories
+from memtui.stores import create_native_store
+from tests.conftest import FIXTURES, NOW, CliResult
 
 GOOD_ENTRY = json.loads((FIXTURES / "example-store.json").read_text())["memories"][0]
 
@@ -41,8 +43,8 @@ BAD_FILES: dict[str, tuple[bytes, str]] = {
 }
 
 
-def _assert_one_line_error(result: CliResult, expect: str) -> None:
-    assert result.code == 1
+def _assert_one_line_error(result: CliResult, expect: str, code: int = 1) -> None:
+    assert result.code == code
     assert result.out == ""
     lines = result.err.strip().splitlines()
     assert len(lines) == 1, result.err
@@ -98,10 +100,10 @@ def test_unknown_id_and_bad_values(
     data = path.read_bytes()
     _assert_one_line_error(cli("show", path, "mem_nope"), "no memory with id 'mem_nope'")
     _assert_one_line_error(
-        cli("edit", path, "mem_mx1tnnak_a73461d3", "--importance", "7"), "between 0 and 1"
+        cli("edit", path, "mem_mx1tnnak_a73461d3", "--importance", "7"), "between 0 and 1", 2
     )
     _assert_one_line_error(
-        cli("edit", path, "mem_mx1tnnak_a73461d3", "--status", "sleeping"), "unknown status"
+        cli("edit", path, "mem_mx1tnnak_a73461d3", "--status", "sleeping"), "unknown status", 2
     )
     _assert_one_line_error(
         cli("edit", path, "mem_mx1tnnak_a73461d3", "--content", "x" * 600), "cap content at 500"
@@ -131,3 +133,38 @@ def test_real_process_prints_no_traceback(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.startswith("memtui: ") and proc.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("list", "{store}", "--status", "bogus"),
+        ("list", "{store}", "--sort", "bogus"),
+        ("edit", "{store}", "X", "--importance", "2"),
+        ("add", "{store}", "hi", "--importance", "5"),
+        ("compact", "{store}", "--keep", "0"),
+        ("pairs", "{store}", "--threshold", "2"),
+        ("pairs", "{store}", "--limit", "-1"),
+        ("plan", "{store}", "--now", "yesterday"),
+        ("decay", "{store}", "--days", "0"),
+        ("calibrate", "{store}", "--precision", "2"),
+        ("rollback", "{store}"),
+    ],
+)
+def test_a_bad_option_value_is_a_usage_error_exit_2(
+    args: tuple[str, ...], tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    store = tmp_path / "s.json"
+    create_native_store(store, make_demo_memories(20, 3, NOW), now=NOW, kind="demo", reason="t")
+    before = store.read_bytes()
+    result = cli(*(a.format(store=store) for a in args))
+    assert result.code == 2
+    assert result.err.startswith("memtui: ") and result.err.count("\n") == 1
+    assert store.read_bytes() == before
+
+
+def test_a_runtime_failure_stays_exit_1(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    store = tmp_path / "s.json"
+    create_native_store(store, make_demo_memories(20, 3, NOW), now=NOW, kind="demo", reason="t")
+    assert cli("show", store, "no-such-id").code == 1
+    assert cli("list", tmp_path / "missing.json").code == 1

@@ -259,6 +259,6 @@ def test_add_writes_one_undoable_entry_and_refuses_what_the_format_cannot_hold(
     assert shown["content"] == "I prefer window seats." and shown["category"] == "preference"
     refused = cli("add", path, "x", "--category", "bogus")
     assert refused.code == 1 and "not 'bogus'" in refused.err
-    assert cli("add", path, "x", "--importance", "2").code == 1
+    assert cli("add", path, "x", "--importance", "2").code == 2
     assert cli("undo", path).code == 0
     assert path.read_bytes() == before

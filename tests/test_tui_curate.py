@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from itertools import combinations
 from pathlib import Path
 
 import orjson
@@ -387,12 +388,16 @@ async def test_y_and_n_in_the_clusters_view_label_clusters_for_calibration(
         assert isinstance(screen, ClustersScreen) and screen.result is not None
         first, second = screen.result.clusters[:2]
         await pilot.press("y")  # the first cluster is one memory; the cursor moves on
-        await pilot.press("n")  # the second is not
+        await pilot.press("n")  # no two of the second are one memory (asked first: 3 or more)
+        await pilot.pause()
+        assert len(second) > 2 and isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
         await pilot.pause()
     assert path.read_bytes() == data  # labels live beside the store, never in it
     labels = json.loads(cli("labels", path, "--json").out)
     verdicts = {tuple(label["ids"]): label["same"] for label in labels}
-    assert verdicts == {tuple(sorted(first)): True, tuple(sorted(second)): False}
+    different = {tuple(sorted(pair)): False for pair in combinations(second, 2)}
+    assert verdicts == {tuple(sorted(first)): True, **different}
 
 
 async def test_decay_view_shows_the_engines_values(fixture_copy: Callable[[str], Path]) -> None:

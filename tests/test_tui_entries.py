@@ -21,6 +21,7 @@ from memtui.tui.entry_form import EntryFormScreen
 from memtui.tui.memory_table import MemoryTable
 from memtui.tui.screens import ReasonConfirmScreen, WorkingScreen
 from tests.conftest import NOW, unversioned
+from tests.screen_text import screen_text
 from tests.test_tui_walkthrough import app_for, notices, ready, settled, shown
 
 
@@ -38,11 +39,6 @@ def highlighted(app: MemtuiApp) -> Memory:
     memory = app.home.query_one(MemoryTable).current
     assert memory is not None
     return memory
-
-
-def screen_text(app: MemtuiApp) -> str:
-    strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
-    return "\n".join(s.text for s in strips)
 
 
 async def answer(app: MemtuiApp, pilot: object, *keys: str) -> None:
@@ -291,4 +287,4 @@ async def test_enter_on_an_entry_that_crosses_the_line_shows_its_curve(demo_copy
         assert screen.memory is not None and screen.memory.id == picked.id
         summary = shown(screen.query_one("#entry-summary-body", Static))
         assert summary.startswith(picked.content[:40])
-        assert "(this store)" in screen_text(app)
+        assert "━━ default profile ×0.995/day" in screen_text(app)

@@ -86,10 +86,30 @@ def braille_lines(data: ChartData, width: int, height: int) -> list[Text]:
     return out
 
 
+def legend_lines(data: ChartData, width: int) -> list[Text]:
+    """The legend's items, each kept whole, on as many lines as `width` needs."""
+    items = [("━━ ", s.label, s.style) for s in data.series]
+    items += [("┄┄ ", label, style) for _, label, style in data.lines]
+    items += [("┆ ", label, style) for _, label, style in data.marks]
+    lines = [Text()]
+    for sign, label, style in items:
+        item = Text(sign, style=style)
+        item.append(label)
+        line = lines[-1]
+        gap = "   " if line.cell_len else ""
+        if line.cell_len and line.cell_len + len(gap) + item.cell_len > width:
+            lines.append(Text())
+            line, gap = lines[-1], ""
+        line.append(gap)
+        line.append_text(item)
+    return lines if lines[0].cell_len else []
+
+
 def chart(data: ChartData, width: int, height: int) -> Group:
-    """Plot, y axis labels, x axis labels and a legend."""
+    """Plot, y axis labels, x axis labels and a legend (on as many lines as it takes)."""
     label_width = 5
-    plot_w, plot_h = max(10, width - label_width - 1), max(3, height - 3)
+    legend = legend_lines(data, width)
+    plot_w, plot_h = max(10, width - label_width - 1), max(3, height - 2 - len(legend))
     plot = braille_lines(data, plot_w, plot_h)
     dot_rows = plot_h * 4
 
@@ -113,17 +133,7 @@ def chart(data: ChartData, width: int, height: int) -> Group:
         start = max(cursor, min(pos - len(text) // 2, plot_w - len(text)))
         ticks.append(" " * (start - cursor) + text)
         cursor = start + len(text)
-    legend = Text()
-    for series in data.series:
-        legend.append("━━ ", style=series.style)
-        legend.append(series.label + "   ")
-    for _, label, style in data.lines:
-        legend.append("┄┄ ", style=style)
-        legend.append(label + "   ")
-    for _, label, style in data.marks:
-        legend.append("┆ ", style=style)
-        legend.append(label + "   ")
-    return Group(*rows, axis, ticks, legend)
+    return Group(*rows, axis, ticks, *legend)
 
 
 def histogram(bins: Sequence[tuple[str, int]], width: int, style: str = "") -> Group:

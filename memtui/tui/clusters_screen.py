@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import ClassVar
 
 from rich.console import Group
@@ -27,6 +28,7 @@ from memtui.textsafe import literal, one_line
 from memtui.tui.chart import histogram
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
+from memtui.tui.screens import ConfirmScreen
 from memtui.views import shorten
 
 STEP = 0.05
@@ -66,30 +68,41 @@ def size_bins(clusters: list[list[str]]) -> list[tuple[str, int]]:
 class ClustersScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "Clusters"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("plus,equals_sign", "threshold(1)", "+ threshold", id="clusters.up"),
-        Binding("minus", "threshold(-1)", "- threshold", id="clusters.down"),
+        Binding(
+            "plus,equals_sign",
+            "threshold(1)",
+            "Raise",
+            id="clusters.up",
+            tooltip="Raise the threshold: fewer, closer clusters",
+        ),
+        Binding(
+            "minus",
+            "threshold(-1)",
+            "Lower",
+            id="clusters.down",
+            tooltip="Lower the threshold: more, looser clusters",
+        ),
         Binding(
             "m",
             "merge",
-            "Merge cluster",
+            "Merge",
             id="clusters.merge",
             tooltip="Open the merge screen with the highlighted cluster",
         ),
         Binding(
             "y",
             "label(True)",
-            "Same memory",
-            show=False,
+            "Same",
             id="clusters.same",
             tooltip="Label the highlighted cluster as one memory (for memtui calibrate)",
         ),
         Binding(
             "n",
             "label(False)",
-            "Not the same",
-            show=False,
+            "Not same",
             id="clusters.different",
-            tooltip="Label the highlighted cluster as not one memory (for memtui calibrate)",
+            tooltip="Label the highlighted cluster: no two of its entries are one memory (every "
+            "pair labelled different; a group of 3 or more asks first)",
         ),
         Binding("escape", "app.pop_screen", "Back", id="clusters.back"),
     ]
@@ -98,7 +111,7 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
     ClustersScreen #controls Select { width: 24; }
     ClustersScreen #controls Label { padding: 1 1 0 1; }
     ClustersScreen #body { height: 1fr; }
-    ClustersScreen #left { width: 2fr; }
+    ClustersScreen #left { width: 2fr; min-width: 34; }
     ClustersScreen #histogram { height: auto; max-height: 12; padding: 0 1; }
     ClustersScreen #list { height: 1fr; }
     ClustersScreen #members { width: 3fr; border-left: solid $panel; padding: 0 1; }
@@ -154,28 +167,32 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
         self.query_one("#threshold", Label).update(
             Text.assemble(
                 (f"threshold {result.threshold:.2f}", "bold"),
-                f"  ·  {len(result.clusters)} clusters, {clustered} entries"
-                "  ·  +/- moves it, m merges, y/n label",
+                f"  ·  {len(result.clusters)} clusters, {clustered} entries",
             )
         )
-        width = max(24, self.size.width * 2 // 5 - 4)  # the left column is 2 of 5 parts
+        width = max(16, self.query_one("#histogram", Static).content_size.width)
         self.query_one("#histogram", Static).update(
             Group(
-                Text("cluster sizes: entries → clusters", style="bold"),
+                Text("sizes: entries → clusters", style="bold"),
                 histogram(size_bins(result.clusters), width, "blue"),
             )
         )
         options = self.query_one("#list", OptionList)
         options.clear_options()
+        row_width = max(16, options.scrollable_content_region.width - 1)
         for n, cluster in enumerate(result.clusters):
             first = self.by_id[cluster[0]]
             label = Text()
             label.append(f"{len(cluster):>3} ", style="bold")
             if n in result.split_from:
                 label.append(f"⚠ of {result.split_from[n]} ", style="bold yellow")
-            label.append(shorten(one_line(first.content), max(10, width - 18)))
-            label.append(f"  {one_line(first.user_id or '-')}", style="dim")
-            label.truncate(max(10, width - 2), overflow="ellipsis")
+            user = f"  {shorten(one_line(first.user_id or '-'), 12)}"
+            room = row_width - label.cell_len - len(user)
+            content = Text(one_line(first.content))
+            content.truncate(max(6, room), overflow="ellipsis")
+            label.append_text(content)
+            label.append(user, style="dim")
+            label.truncate(row_width, overflow="ellipsis")
             options.add_option(Option(label, id=str(n)))
         if result.clusters:
             options.highlighted = 0
@@ -229,23 +246,50 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
         self.recompute()
 
     def action_label(self, same: bool) -> None:
-        """A person's verdict on the highlighted cluster, kept beside the store (labels)."""
+        """A person's verdict on the highlighted cluster, kept beside the store (labels): `y`
+        one memory; `n` no two of its entries are one memory, so every pair is labelled
+        different (asked first on a group of 3 or more, where a pair may still be one)."""
         options = self.query_one("#list", OptionList)
         if self.result is None or options.highlighted is None or not self.result.clusters:
             self.notify("No cluster highlighted.", severity="warning")
             return
         cluster = self.result.clusters[options.highlighted]
+        if same or len(cluster) == 2:
+            self._record(cluster, same)
+            return
+        pairs = len(cluster) * (len(cluster) - 1) // 2
+        body = Text(
+            f"Label all {pairs} pairs of these {len(cluster)} entries as different memories?\n\n"
+        )
+        body.append(
+            "If some of them are one memory, answer n and label pairs one at a time on the "
+            "labelling screen (L on the table).",
+            style="dim",
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._record(cluster, False)
+
+        self.app.push_screen(ConfirmScreen("Not the same memory?", body), answered)
+
+    def _record(self, cluster: list[str], same: bool) -> None:
+        groups = [cluster] if same else [list(p) for p in combinations(cluster, 2)]
         try:
-            label = self.service.label(self.store, cluster, same)
+            for group in groups:
+                self.service.label(self.store, group, same)
         except MemtuiError as e:
             self.notify(one_line(str(e)), severity="error")
             return
-        verdict = "one memory" if label.same else "not one memory"
-        self.notify(
-            f"Labelled {len(label.ids)} entries: {verdict}. `memtui calibrate` uses the labels.",
-            timeout=4,
+        verdict = (
+            f"Labelled {len(cluster)} entries: one memory."
+            if same
+            else f"Labelled {len(groups)} {'pair' if len(groups) == 1 else 'pairs'}: "
+            "not the same memory."
         )
-        if options.highlighted < len(self.result.clusters) - 1:
+        self.notify(f"{verdict} `memtui calibrate` uses the labels.", timeout=4)
+        options = self.query_one("#list", OptionList)
+        if options.highlighted is not None and options.highlighted < options.option_count - 1:
             options.highlighted += 1
 
     def action_merge(self) -> None:

@@ -39,6 +39,32 @@ SHOWN = 200  # entries listed that cross the line
 BINS = ((0, "already"), (7, "≤ 1 week"), (30, "≤ 1 month"), (90, "≤ 3 months"), (365, "≤ 1 year"))
 
 
+COUNTED = {
+    "pi": "from the last decay",
+    "longterm": "from the last use",
+    "halflife": "half-life 30 to 365 days by importance",
+    "ebbinghaus": "stability 5 days × (1 + uses)",
+}
+
+
+def model_label(decay: DecayModel, profile: Profile, *, primary: bool) -> str:
+    """A model's name in the chart: the store's own is named by its profile (a native store's
+    `default` profile decays like the Go system, but it is not a longterm store)."""
+    if not primary:
+        return decay.name
+    rate = f" ×{decay.rate:g}/day" if decay.name in ("pi", "longterm") else ""
+    return f"{profile.name} profile{rate}"
+
+
+def model_description(decay: DecayModel, profile: Profile) -> str:
+    """One line on the store's own model: the profile, the model, its rate, its clock."""
+    rate = f" ×{decay.rate:g}/day" if decay.name in ("pi", "longterm") else ""
+    return (
+        f"this store's profile {profile.name}: {decay.name} decay{rate}, "
+        f"{COUNTED.get(decay.name, '')}"
+    ).rstrip(", ")
+
+
 def line_of(profile: Profile) -> float:
     return profile.archive_line if profile.archive_line is not None else profile.expire_below
 
@@ -60,7 +86,7 @@ def entry_chart(
     line = line_of(profile)
     data = ChartData(x_max=float(days), y_max=max(1.0, memory.importance), x_unit="d")
     for decay in models:
-        label = f"{decay.name}{' (this store)' if decay is primary else ''}"
+        label = model_label(decay, profile, primary=decay is primary)
         data.series.append(
             Series(label, curve_points(decay, memory, now, days), STYLES[decay.name])
         )
@@ -69,12 +95,14 @@ def entry_chart(
     if crossing is not None and crossing <= days:
         data.marks.append((crossing, f"crosses in {crossing:.1f} d", "red"))
     summary = Text(shorten(one_line(memory.content), 100) + "\n", style="bold")
+    summary.append(model_description(primary, profile) + "\n", style="dim")
     for decay in models:
         when = decay.crossing_day(memory, now, line)
         text = (
             "never" if when is None else ("already below" if when == 0 else f"in {when:.1f} days")
         )
-        summary.append(f"{decay.name:>11} ", style=STYLES[decay.name])
+        name = profile.name if decay is primary else decay.name
+        summary.append(f"{name:>11} ", style=STYLES[decay.name])
         summary.append(
             f"now {decay.value_at(memory, now):.3f}, in {days} days "
             f"{decay.value_at(memory, now, days):.3f}, crosses {line:g} {text}\n"
@@ -221,7 +249,7 @@ class DecayScreen(GuardedHandlers, Screen[None]):
             return
         line = line_of(self.profile)
         title = Text(
-            f"days until importance falls below {line:g} ({self.decay.name})\n",
+            f"days until importance falls below {line:g} ({self.profile.name} profile)\n",
             style="bold",
         )
         # the bars fit the pane (its scrollbar and padding aside)

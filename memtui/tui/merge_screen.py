@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, HorizontalScroll, Vertical, VerticalScroll
+from textual.containers import Horizontal, ItemGrid, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Label, RadioButton, RadioSet, Static, TextArea
@@ -26,9 +26,9 @@ from memtui.tui.provenance_view import wording_text
 from memtui.views import entries, shorten
 
 STRATEGIES = (
-    ("rule", "by rule"),
-    ("keep-base", "keep the best entry's words"),
-    ("own", "my own text"),
+    ("rule", "by rule", "The store profile's rule words the merged text"),
+    ("keep-base", "best entry", "Keep the best entry's words as they are"),
+    ("own", "my words", "Your own text: edit the merged text below"),
 )
 
 
@@ -88,7 +88,8 @@ class MergeScreen(GuardedHandlers, Screen[None]):
     ]
     DEFAULT_CSS = """
     MergeScreen #members { height: 40%; }
-    MergeScreen .card { width: 1fr; min-width: 30; border: round $panel; padding: 0 1; }
+    MergeScreen .card { height: auto; border: round $panel; padding: 0 1;
+        border-title-color: $text-muted; }
     MergeScreen #lower { height: 1fr; }
     MergeScreen #editor-box { width: 3fr; }
     MergeScreen #result { width: 2fr; border-left: solid $panel; padding: 0 1; }
@@ -123,15 +124,19 @@ class MergeScreen(GuardedHandlers, Screen[None]):
             style="dim",
         )
         yield Static(title, id="title")
-        with HorizontalScroll(id="members"):
-            for memory in self.members:
-                with VerticalScroll(classes="card"):
-                    yield Static(member_card(memory, self.now))
+        with VerticalScroll(id="members"), ItemGrid(min_column_width=24, id="cards"):
+            # as many side by side as fit; each says which of how many it is
+            for n, memory in enumerate(self.members, start=1):
+                card = Static(member_card(memory, self.now), classes="card")
+                card.border_title = f"{n} of {len(self.members)}"
+                yield card
         with Horizontal(id="lower"):
             with Vertical(id="editor-box"):
                 with RadioSet(id="strategy"):
-                    for key, label in STRATEGIES:
-                        yield RadioButton(label, value=key == "rule", id=f"s-{key}")
+                    for key, label, tip in STRATEGIES:
+                        button = RadioButton(label, value=key == "rule", id=f"s-{key}")
+                        button.tooltip = tip
+                        yield button
                 yield Label("The merged text (edit it to use your own words):")
                 yield TextArea(id="editor", soft_wrap=True)
             yield VerticalScroll(Static(id="result-body"), id="result")

@@ -1,0 +1,147 @@
+"""A new user's first hour at 80x24: what each screen shows fits, and says the right thing."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from memtui.demo import make_demo_memories
+from memtui.stores import create_native_store
+from memtui.tui.clusters_screen import ClustersScreen
+from memtui.tui.screens import ConfirmScreen
+from tests.conftest import NOW, CliResult
+from tests.screen_text import screen_lines, screen_text
+from tests.test_tui_walkthrough import app_for, ready, settled
+
+SMALL = (80, 24)
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    path = tmp_path / "demo.json"
+    create_native_store(path, make_demo_memories(120, 5, NOW), now=NOW, kind="demo", reason="t")
+    return path
+
+
+async def test_merge_of_three_shows_every_member_and_which_of_how_many(demo: Path) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        user = Counter(m.user_id for m in app.model.memories if m.visible).most_common(1)[0][0]
+        ids = [m.id for m in app.model.memories if m.user_id == user and m.visible][:3]
+        app.model.marked = set(ids)
+        await pilot.press("m")
+        await pilot.pause(0.2)
+        text = screen_text(app)
+        top = "\n".join(screen_lines(app)[:10])
+    assert "Merge 3 entries" in text
+    for n in (1, 2, 3):
+        assert f"{n} of 3" in text
+    assert all(ident in top for ident in ids)  # side by side, none scrolled out of sight
+    for choice in ("by rule", "best entry", "my words"):
+        assert choice in text  # the wording choices are not cut
+
+
+async def test_decay_legend_fits_and_names_the_stores_profile(demo: Path) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await pilot.press("d")
+        await ready(pilot)
+        text = screen_text(app)
+    for name in ("default profile ×0.995/day", "pi", "halflife", "ebbinghaus", "line 0.3"):
+        assert f"━━ {name}" in text or f"┄┄ {name}" in text, name
+    assert "this store's profile" in text and "default: longterm decay" in text
+    assert "(this store)" not in text
+    assert "below 0.3 (default profile)" in text
+
+
+async def test_clusters_fit_and_their_keys_are_in_the_footer(demo: Path) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await pilot.press("c")
+        await ready(pilot)
+        lines = screen_lines(app)
+    assert "threshold 0.55  ·  12 clusters, 24 entries" in lines[1]
+    assert "y Same" in lines[-1] and "n Not same" in lines[-1]
+    # each cluster in the list on one row, its user at the end
+    rows = [line for line in lines if line.startswith("▊   2 ")]
+    assert len(rows) >= 10
+    assert all(
+        row.split("▎│")[0].rstrip().endswith(("alice", "bob", "sam", "li.na", "dana"))
+        for row in rows
+    )
+
+
+async def _clusters_of_three(pilot: Pilot) -> ClustersScreen:
+    await ready(pilot)
+    await pilot.press("c")
+    await ready(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, ClustersScreen)
+    while screen.result is None or len(screen.result.clusters[0]) < 3:
+        await pilot.press("minus")
+        await ready(pilot)
+    return screen
+
+
+async def test_n_on_a_group_of_three_labels_every_pair_different_after_asking(
+    demo: Path, cli: Callable[..., CliResult]
+) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=SMALL) as pilot:
+        screen = await _clusters_of_three(pilot)
+        assert screen.result is not None
+        group = screen.result.clusters[0]
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        pairs = len(group) * (len(group) - 1) // 2
+        assert f"Label all {pairs} pairs of these {len(group)} entries" in screen_text(app)
+        await pilot.press("y")
+        await pilot.pause()
+    labels = json.loads(cli("labels", demo, "--json").out)
+    verdicts = {tuple(label["ids"]): label["same"] for label in labels}
+    assert verdicts == {tuple(sorted(p)): False for p in combinations(group, 2)}
+
+
+async def test_n_on_a_group_of_three_answered_no_labels_nothing(
+    demo: Path, cli: Callable[..., CliResult]
+) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=SMALL) as pilot:
+        await _clusters_of_three(pilot)
+        await pilot.press("n")
+        await pilot.pause()
+        await pilot.press("n")  # the question's "no"
+        await pilot.pause()
+        assert isinstance(app.screen, ClustersScreen)
+    assert json.loads(cli("labels", demo, "--json").out or "[]") == []
+
+
+async def test_a_new_entry_is_highlighted_and_the_toast_leaves_the_status_bar(
+    demo: Path,
+) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await ready(pilot)
+        await pilot.press("down", "down", "down", "n")
+        await pilot.pause()
+        await pilot.press(*"A brand new memory", "ctrl+s")
+        await pilot.pause()
+        before = app.commits_settled
+        await pilot.press("y")
+        await settled(pilot, before)
+        lines = screen_lines(app)
+        current = app.home.table.current
+    assert current is not None and current.content == "A brand new memory"
+    assert any("Added " in line for line in lines)  # the toast is there …
+    status = lines[-2]
+    assert "121 entries" in status and "shown" in status  # … and the counts are not under it
