@@ -13,6 +13,7 @@ import pytest
 
 from memtui.engine.similarity import METHODS, text_similarity
 from memtui.model import Memory
+from memtui.service import Service
 from memtui.stores import create_native_store, open_store
 from tests.conftest import FIXTURES, NOW, CliResult
 
@@ -205,3 +206,16 @@ def test_calibrate_with_embeddings_without_the_extra_is_one_line(
     result = cli("calibrate", path, "--method", "memtui+embed")
     assert result.code == 1 and "memtui[embed]" in result.err
     assert len(result.err.strip().splitlines()) == 1
+
+
+def test_labelling_groups_writes_all_or_nothing(tmp_path: Path, cli: Cli) -> None:
+    path, _ = _user_store(tmp_path, "en-s01")
+    svc, store = Service(), open_store(str(path))
+    a, b, c = (m.id for m in store.memories()[:3])
+    with pytest.raises(Exception, match="no-such-id"):
+        svc.label_groups(store, [[a, b], [a, "no-such-id"]], False)
+    assert json.loads(cli("labels", path, "--json").out or "[]") == []
+    labels = svc.label_groups(store, [[a, b], [a, c], [b, c]], False)
+    shown = json.loads(cli("labels", path, "--json").out)
+    assert [label["ids"] for label in shown] == [sorted(x.ids) for x in labels]
+    assert [label["same"] for label in shown] == [False, False, False]

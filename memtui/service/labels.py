@@ -39,17 +39,26 @@ class LabelsMixin(ProfilesMixin):
 
     def label(self, store: Store, ids: Sequence[str], same: bool) -> Label:
         """Record that these entries are (or are not) one memory; kept beside the store."""
+        return self.label_groups(store, [ids], same)[0]
+
+    def label_groups(
+        self, store: Store, groups: Sequence[Sequence[str]], same: bool
+    ) -> list[Label]:
+        """`label` for each group, in one write (every pair of a cluster, say); nothing is
+        recorded when an id is unknown."""
         history = self.history(store)
-        members = []
-        for ident in ids:
-            found = self.record(store, ident, history)
-            if found is None:
-                store.get(ident)  # the one-line "no memory with id" error
-            else:
-                members.append(found)
-        label = make_label(members, same, self.now())
-        self._labels_file(store).add([label])
-        return label
+        labels = []
+        for ids in groups:
+            members = []
+            for ident in ids:
+                found = self.record(store, ident, history)
+                if found is None:
+                    store.get(ident)  # the one-line "no memory with id" error
+                else:
+                    members.append(found)
+            labels.append(make_label(members, same, self.now()))
+        self._labels_file(store).add(labels)
+        return labels
 
     def unlabel(self, store: Store, label: Label) -> bool:
         """Take back `label` (the newest line that holds it); an earlier verdict on the same

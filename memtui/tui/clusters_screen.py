@@ -276,8 +276,7 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
     def _record(self, cluster: list[str], same: bool) -> None:
         groups = [cluster] if same else [list(p) for p in combinations(cluster, 2)]
         try:
-            for group in groups:
-                self.service.label(self.store, group, same)
+            self.service.label_groups(self.store, groups, same)
         except MemtuiError as e:
             self.notify(one_line(str(e)), severity="error")
             return
