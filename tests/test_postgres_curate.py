@@ -206,6 +206,6 @@ def test_rollback_refuses_a_file_that_is_not_a_copy_of_this_table(
     missing = cli("rollback", pg_dsn, "--from", tmp_path / "nope.jsonl")
     assert missing.code == 1 and "cannot read it" in missing.err
     both = cli("rollback", pg_dsn, "1", "--from", copy)
-    assert both.code == 1 and "one of them" in both.err
+    assert both.code == 2 and "one of them" in both.err
     assert rows(pg_dsn) == before  # nothing changed
     assert svc.open(pg_dsn).get(str(ids["c"])).content == "changed"

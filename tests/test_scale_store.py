@@ -176,7 +176,7 @@ def test_compact_on_the_command_line(tmp_path: Path, cli: Cli) -> None:
     assert len(json.loads(cli("history", path, "--json").out)) == 3
     assert cli("undo", path).code == 0
     refused = cli("compact", path, "--keep", "0")
-    assert refused.code == 1 and "at least 1" in refused.err
+    assert refused.code == 2 and "at least 1" in refused.err
     pi = tmp_path / "pi"
     pi.mkdir()
     other = shutil.copy(Path(__file__).parent / "fixtures" / "example-store.json", pi)
