@@ -80,6 +80,12 @@ def run(args: list[str], source: Path, stdout: Path | None = None) -> tuple[floa
     return wall, float(user) + float(system), float(peak) / 1024
 
 
+def best(runs: list[tuple[float, float, float]]) -> str:
+    """The shortest wall and CPU time and the highest peak of some runs, as one cell."""
+    wall, cpu, peak = min(r[0] for r in runs), min(r[1] for r in runs), max(r[2] for r in runs)
+    return f"{wall:>7.1f} {cpu:>6.1f} {peak:>7.0f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--entries", type=int, default=100_000)
@@ -87,6 +93,13 @@ def main() -> None:
     parser.add_argument("--pi-entries", type=int, default=20_000)
     parser.add_argument(
         "--before", help="the git ref of the previous version (default: where HEAD left main)"
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs of each, before and after taking turns; the best time and the highest peak "
+        "are shown (on a shared machine the CPU seconds of one run vary by a third)",
     )
     args = parser.parse_args()
     if args.before is None:
@@ -122,26 +135,30 @@ def bench(folder: Path, before: Path, args: argparse.Namespace) -> None:
         ("pi", pi, [], f"{args.pi_entries:,}/1 pi"),
     ]
     for profile, store, extra, label in cases:
-        cells, files = [], []
-        for name, source in (("before", before), ("after", ROOT)):
-            out = folder / f"{profile}-{name}.json"
-            out.unlink(missing_ok=True)
-            cmd = [sys.executable, "-m", "memtui", "plan", str(store), "--profile", profile]
-            wall, cpu, peak = run([*cmd, "--out", str(out), *extra], source)
-            cells.append(f"{wall:>7.1f} {cpu:>6.1f} {peak:>7.0f}")
-            files.append(out)
+        found: dict[str, list[tuple[float, float, float]]] = {"before": [], "after": []}
+        sources = {"before": before, "after": ROOT}
+        files = [folder / f"{profile}-{name}.json" for name in sources]
+        cmd = [sys.executable, "-m", "memtui", "plan", str(store), "--profile", profile]
+        for _ in range(args.repeat):
+            for (name, source), out in zip(sources.items(), files, strict=True):
+                out.unlink(missing_ok=True)
+                found[name].append(run([*cmd, "--out", str(out), *extra], source))
+        cells = [best(found[name]) for name in sources]
         same = same_plan(store, files)
         run_label = f"plan {profile} {' '.join(['--out', *extra])} ({label})"
         print(f"{run_label:<44} {cells[0]:>22} {cells[1]:>22}  {same}", flush=True)
         sizes = [f"{f.stat().st_size / 1e6:>21.1f}M" for f in files]
         print(f"{'  plan file size':<44} {sizes[0]} {sizes[1]}", flush=True)
         if not extra:
-            back = []
-            for source, plan in zip((before, ROOT), files, strict=True):
-                wall, cpu, peak = run(
-                    [sys.executable, "-c", _READ_BACK, str(store), str(plan)], source
+            back = [
+                best(
+                    [
+                        run([sys.executable, "-c", _READ_BACK, str(store), str(plan)], source)
+                        for _ in range(args.repeat)
+                    ]
                 )
-                back.append(f"{wall:>7.1f} {cpu:>6.1f} {peak:>7.0f}")
+                for source, plan in zip((before, ROOT), files, strict=True)
+            ]
             print(f"{'  read back + check_plan_fits':<44} {back[0]:>22} {back[1]:>22}", flush=True)
 
 
