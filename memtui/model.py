@@ -158,5 +158,16 @@ class Memory:
 MEMORY_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Memory))
 _FIELD_NAMES = frozenset(MEMORY_FIELDS)
 memory_values = operator.attrgetter(*MEMORY_FIELDS)
-_iso = functools.lru_cache(maxsize=4096)(format_iso)  # an entry's times recur in its next image
 """Every field's value of an entry, in `MEMORY_FIELDS` order."""
+_iso = functools.lru_cache(maxsize=4096)(format_iso)  # an entry's times recur in its next image
+
+
+@functools.cache
+def _values_but(names: frozenset[str]) -> operator.attrgetter[Any]:
+    return operator.attrgetter(*(f for f in MEMORY_FIELDS if f not in names))
+
+
+def same_except(a: Memory, b: Memory, names: frozenset[str]) -> bool:
+    """Whether two entries are equal in every field but `names` (without copying either)."""
+    values = _values_but(names)
+    return bool(values(a) == values(b))

@@ -36,7 +36,7 @@ from memtui.engine.plan import (
     field_changes,
 )
 from memtui.jsonout import dumps_text
-from memtui.model import Memory, Status
+from memtui.model import Memory, Status, same_except
 from memtui.times import days_between
 
 COMPACT_VERSION = 2
@@ -50,6 +50,10 @@ COLUMNS = {
     **{kind: EXPIRY_COLUMNS for kind in EXPIRY_STATUS},
     "absorb": ABSORB_COLUMNS,
 }
+
+
+_DECAYED = frozenset({"importance", "last_decayed_at"})
+_EXPIRED = frozenset({"status", "updated_at"})
 
 
 def fingerprint(memory: Memory) -> str:
@@ -215,7 +219,7 @@ def _decay_row(
         or action.targets != [was.id]
         or action.scores != _decay_scores(days, start, end)
         or now.last_decayed_at != plan.now
-        or now != was.with_(importance=end, last_decayed_at=plan.now)
+        or not same_except(now, was, _DECAYED)
         or action.reason != decay_reason(days, start, end, *params)
     ):
         return None
@@ -248,7 +252,9 @@ def _expiry_row(
         was.created_at is None
         or action.targets != [was.id]
         or action.scores != _expiry_scores(was, plan)
-        or now != was.with_(status=EXPIRY_STATUS[action.kind], updated_at=plan.now)
+        or now.status is not EXPIRY_STATUS[action.kind]
+        or now.updated_at != plan.now
+        or not same_except(now, was, _EXPIRED)
         or action.reason != expiry_reason(action.kind, age, action.scores["importance"], below)
     ):
         return None

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormatError
-from memtui.model import MEMORY_FIELDS, Memory, memory_values
+from memtui.model import Memory, same_except
 from memtui.stores.backups import DEFAULT_KEEP, Backup, BackupShelf, is_packed, unpack
 from memtui.stores.detect import parse_store, with_layout
 from memtui.stores.document import Document, HeaderImages, StoreFormat
@@ -636,18 +636,14 @@ def _other_file(owner: str, path: Path) -> bool:
         return False
 
 
-_VERSION_AT = MEMORY_FIELDS.index("version")
+_VERSION = frozenset({"version"})
 
 
 def _same_but_version(a: Memory | None, b: Memory | None) -> bool:
     """Whether two entries are equal in every field but the version counter."""
     if a is None or b is None:
         return a is b
-    if a is b:
-        return True
-    x, y = list(memory_values(a)), list(memory_values(b))
-    x[_VERSION_AT] = y[_VERSION_AT] = None
-    return x == y
+    return a is b or same_except(a, b, _VERSION)
 
 
 def _header_images(
