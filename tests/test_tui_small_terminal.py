@@ -14,7 +14,9 @@ from textual.pilot import Pilot
 from memtui.demo import make_demo_memories
 from memtui.stores import create_native_store
 from memtui.tui.clusters_screen import ClustersScreen
+from memtui.tui.plan_screen import PlanScreen
 from memtui.tui.screens import ConfirmScreen
+from memtui.views import action_subject
 from tests.conftest import NOW, CliResult
 from tests.screen_text import screen_lines, screen_text
 from tests.test_tui_walkthrough import app_for, ready, settled
@@ -145,3 +147,51 @@ async def test_a_new_entry_is_highlighted_and_the_toast_leaves_the_status_bar(
     assert any("Added " in line for line in lines)  # the toast is there …
     status = lines[-2]
     assert "121 entries" in status and "shown" in status  # … and the counts are not under it
+
+
+# -- the plan review: one plan on opening, rows that say what each action touches ---------------
+
+
+async def test_opening_the_plan_review_plans_once_and_warns_of_nothing(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = app_for(demo)
+    planned: list[str] = []
+    plan = app.service.plan
+
+    def counting_plan(*args: object, **kw: object) -> object:
+        planned.append("plan")
+        return plan(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(app.service, "plan", counting_plan)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await pilot.press("p")
+        await ready(pilot)
+        await pilot.pause(0.1)
+        screen = app.screen
+        assert isinstance(screen, PlanScreen) and screen.plan is not None
+        said = [n.message for n in app._notifications]
+    assert planned == ["plan"]  # the profile chooser's first value does not plan again
+    assert not any("cancel" in message.lower() for message in said)
+
+
+async def test_plan_rows_show_the_memory_each_action_touches_at_80x24(demo: Path) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await pilot.press("p")
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, PlanScreen) and screen.plan is not None
+        lines = screen_lines(app)
+        plan = screen.plan
+    rows = [line for line in lines if line.startswith(("├── ", "└── "))]
+    assert len(rows) >= 8
+    for row in rows:
+        ident = row.split()[2]
+        subject = action_subject(plan.action(ident))
+        assert f"{ident} {subject[:8]}" in row, row
+    # the keys summary fits one line: the review keeps the rest of the screen
+    assert any(line.strip().startswith("approved ") for line in lines)
+    assert not any("saves the plan" in line for line in lines)
