@@ -195,3 +195,24 @@ async def test_plan_rows_show_the_memory_each_action_touches_at_80x24(demo: Path
     # the keys summary fits one line: the review keeps the rest of the screen
     assert any(line.strip().startswith("approved ") for line in lines)
     assert not any("saves the plan" in line for line in lines)
+
+
+async def test_the_new_entry_form_outlines_where_to_type_the_content(demo: Path) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await pilot.press("n")
+        await ready(pilot)
+        lines = screen_lines(app)
+        await pilot.press(*"I like tea")
+        await pilot.pause()
+        typed = screen_lines(app)
+    row = next(i for i, line in enumerate(lines) if line.lstrip().startswith("content"))
+    assert "│ what the agent should remember" in lines[row]
+    top = next(i for i in range(row, -1, -1) if "╭" in lines[i])
+    bottom = next(i for i in range(row, len(lines)) if "╰" in lines[i])
+    box = lines[top : bottom + 1]
+    assert bottom - top >= 4  # room for a few lines of text
+    assert all(line.rstrip().endswith(("╮", "│", "╯")) for line in box)
+    assert "│ I like tea" in typed[row]  # the outlined box is where the typing goes
+    assert any(line.lstrip().startswith("importance") for line in lines[bottom:])
