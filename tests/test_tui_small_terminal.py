@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable
 from itertools import combinations
@@ -57,9 +58,11 @@ async def test_decay_legend_fits_and_names_the_stores_profile(demo: Path) -> Non
         await pilot.press("d")
         await ready(pilot)
         text = screen_text(app)
+        lines = screen_lines(app)
     for name in ("default profile ×0.995/day", "pi", "halflife", "ebbinghaus", "line 0.3"):
         assert f"━━ {name}" in text or f"┄┄ {name}" in text, name
-    assert "this store's profile" in text and "default: longterm decay" in text
+    side = " ".join(line.rsplit("│", 1)[-1].strip() for line in lines[:13] if "│" in line)
+    assert "this store's profile default: longterm decay" in side
     assert "(this store)" not in text
     assert "below 0.3 (default profile)" in text
 
@@ -216,3 +219,20 @@ async def test_the_new_entry_form_outlines_where_to_type_the_content(demo: Path)
     assert all(line.rstrip().endswith(("╮", "│", "╯")) for line in box)
     assert "│ I like tea" in typed[row]  # the outlined box is where the typing goes
     assert any(line.lstrip().startswith("importance") for line in lines[bottom:])
+
+
+async def test_the_decay_entry_summary_gives_each_model_one_row_at_80x24(demo: Path) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await pilot.press("d")
+        await ready(pilot)
+        lines = screen_lines(app)
+    side = [line.rsplit("│", 1)[-1].strip() for line in lines[:13] if "│" in line]
+    assert "now  30d  cross" in side
+    row = re.compile(
+        r"^(default|pi|halflife|ebbinghaus) \d\.\d\d \d\.\d\d +(\d+(\.\d)?d|never|below)$"
+    )
+    models = [m.group(1) for m in map(row.match, side) if m]
+    assert models == ["default", "pi", "halflife", "ebbinghaus"]  # the store's own first
+    assert "cross: days until below 0.3" in side
