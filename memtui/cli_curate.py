@@ -298,12 +298,12 @@ def cmd_decay(args: argparse.Namespace, svc: Service) -> int:
     id_width = max(2, *(len(one_line(str(r["id"]))) for r in within))
     print(f"{'crosses':>9}  {'now':>5}   {f'{args.days}d':>5}  {'id':<{id_width}}  content")
     for r in within:
-        days = r["crosses_line_in_days"]
+        crosses = r["crosses_line_in_days"]
         head = (
-            f"{'already' if days == 0 else f'{days:7.1f} d':>9}  {r['now']:.3f} → "
+            f"{'already' if crosses == 0 else f'{crosses:7.1f} d':>9}  {r['now']:.3f} → "
             f"{r[f'in_{args.days}_days']:.3f}  {one_line(str(r['id'])):<{id_width}}  "
         )
-        print(head + shorten(one_line(content[r["id"]]), max(10, width - len(head))))
+        print(head + shorten(one_line(content[str(r["id"])]), max(10, width - len(head))))
     return 0
 
 
