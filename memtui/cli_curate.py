@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,7 +25,14 @@ from memtui.service import (
     plan_summary,
 )
 from memtui.textsafe import json_safe, one_line
-from memtui.views import entries, kind_counts, memory_record, shorten, transaction_record
+from memtui.views import (
+    action_subject,
+    entries,
+    kind_counts,
+    memory_record,
+    shorten,
+    transaction_record,
+)
 
 
 def _ids(text: str | None) -> list[str] | None:
@@ -94,7 +102,8 @@ def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
         print(f"model {llm['model']}: {llm['calls']} requests ({', '.join(llm['strategies'])})")
     for action in plan.actions:
         mark = "?" if action.needs_decision else " "
-        print(f"{mark}{action.id:>6} {action.kind:<9} {one_line(action.reason)}")
+        subject = shorten(one_line(action_subject(action)), 50)
+        print(f"{mark}{action.id:>6} {action.kind:<9} {subject}  · {one_line(action.reason)}")
     if args.out:
         print(f"plan written to {args.out}; apply it with: memtui apply {plan.store} {args.out}")
     return 0
@@ -282,12 +291,19 @@ def cmd_decay(args: argparse.Namespace, svc: Service) -> int:
         f"{decay.name} decay, line {line:g}: {len(within)} of {len(rows)} active entries cross it "
         f"within {args.days} days"
     )
+    if not within:
+        return 0
+    content = {m.id: m.content for m in store.memories()}
+    width = shutil.get_terminal_size((120, 24)).columns
+    id_width = max(2, *(len(one_line(str(r["id"]))) for r in within))
+    print(f"{'crosses':>9}  {'now':>5}   {f'{args.days}d':>5}  {'id':<{id_width}}  content")
     for r in within:
-        print(
-            f"  {r['crosses_line_in_days']:6.1f} d  {r['now']:.3f} → "
-            f"{r[f'in_{args.days}_days']:.3f}  "
-            f"{one_line(str(r['id']))}"
+        crosses = r["crosses_line_in_days"]
+        head = (
+            f"{'already' if crosses == 0 else f'{crosses:7.1f} d':>9}  {r['now']:.3f} → "
+            f"{r[f'in_{args.days}_days']:.3f}  {one_line(str(r['id'])):<{id_width}}  "
         )
+        print(head + shorten(one_line(content[str(r["id"])]), max(10, width - len(head))))
     return 0
 
 

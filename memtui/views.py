@@ -6,12 +6,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtui.errors import MemtuiError
 from memtui.model import MEMORY_FIELDS, Memory, Status
 from memtui.stores import Backup, MemoryStore, Transaction
 from memtui.times import format_iso
+
+if TYPE_CHECKING:
+    from memtui.engine.plan import Action
 
 SORT_ALIASES = {
     "user": "user_id",
@@ -183,3 +186,16 @@ def counted(n: int, noun: str) -> str:
 
 def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def action_subject(action: Action) -> str:
+    """What an action is about, as its content: the wording a merge or absorb keeps, both
+    entries of a conflict or supersede, else the entry it changes."""
+    if action.kind in ("merge", "absorb"):
+        kept = [m for m in action.after if m.status is Status.ACTIVE]
+        if kept:
+            return kept[0].content
+    if action.kind in ("conflict", "supersede") and len(action.before) >= 2:
+        return " ⟷ ".join(m.content for m in action.before[:2])
+    first = action.before or action.after
+    return first[0].content if first else ""

@@ -125,3 +125,21 @@ def test_decay_command(cli: Cli) -> None:
     assert one["curve"][0]["day"] == 0 and one["curve"][-1]["day"] == 30
     everything = json.loads(cli("decay", FIXTURES / "items.jsonl", "--json", "--days", "90").out)
     assert everything["model"] == "longterm" and len(everything["entries"]) == 9
+
+
+def test_decay_rows_name_their_columns_and_show_each_entrys_content(cli: Cli) -> None:
+    out = cli("decay", FIXTURES / "items.jsonl", "--days", "30")
+    lines = out.out.splitlines()
+    assert lines[1].split() == ["crosses", "now", "30d", "id", "content"]
+    rows = {line.split()[-2]: line for line in lines[2:]}
+    assert rows["6"].split()[0] == "already"  # below the line now: not "0.0 d"
+    assert rows["6"].endswith("用户对花生过敏")
+    assert all(not row.split()[-1].isdigit() for row in rows.values())  # content, not an id
+
+
+def test_plan_rows_show_the_memory_each_action_touches(cli: Cli) -> None:
+    out = cli("plan", FIXTURES / "items.jsonl", "--now", "2026-11-29T00:00:00Z").out
+    rows = [line.lstrip("? ").split(maxsplit=2) for line in out.splitlines()[1:]]
+    expired = [row[2] for row in rows if row[1] == "expire"]
+    # the entry first, then why: not 14 rows of reasons alone
+    assert any(row.startswith("用户对花生过敏  · 330 days old") for row in expired)

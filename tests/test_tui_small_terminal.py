@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable
 from itertools import combinations
@@ -14,7 +15,9 @@ from textual.pilot import Pilot
 from memtui.demo import make_demo_memories
 from memtui.stores import create_native_store
 from memtui.tui.clusters_screen import ClustersScreen
+from memtui.tui.plan_screen import PlanScreen
 from memtui.tui.screens import ConfirmScreen
+from memtui.views import action_subject
 from tests.conftest import NOW, CliResult
 from tests.screen_text import screen_lines, screen_text
 from tests.test_tui_walkthrough import app_for, ready, settled
@@ -55,9 +58,11 @@ async def test_decay_legend_fits_and_names_the_stores_profile(demo: Path) -> Non
         await pilot.press("d")
         await ready(pilot)
         text = screen_text(app)
+        lines = screen_lines(app)
     for name in ("default profile ×0.995/day", "pi", "halflife", "ebbinghaus", "line 0.3"):
         assert f"━━ {name}" in text or f"┄┄ {name}" in text, name
-    assert "this store's profile" in text and "default: longterm decay" in text
+    side = " ".join(line.rsplit("│", 1)[-1].strip() for line in lines[:13] if "│" in line)
+    assert "this store's profile default: longterm decay" in side
     assert "(this store)" not in text
     assert "below 0.3 (default profile)" in text
 
@@ -145,3 +150,89 @@ async def test_a_new_entry_is_highlighted_and_the_toast_leaves_the_status_bar(
     assert any("Added " in line for line in lines)  # the toast is there …
     status = lines[-2]
     assert "121 entries" in status and "shown" in status  # … and the counts are not under it
+
+
+# -- the plan review: one plan on opening, rows that say what each action touches ---------------
+
+
+async def test_opening_the_plan_review_plans_once_and_warns_of_nothing(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = app_for(demo)
+    planned: list[str] = []
+    plan = app.service.plan
+
+    def counting_plan(*args: object, **kw: object) -> object:
+        planned.append("plan")
+        return plan(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(app.service, "plan", counting_plan)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await pilot.press("p")
+        await ready(pilot)
+        await pilot.pause(0.1)
+        screen = app.screen
+        assert isinstance(screen, PlanScreen) and screen.plan is not None
+        said = [n.message for n in app._notifications]
+    assert planned == ["plan"]  # the profile chooser's first value does not plan again
+    assert not any("cancel" in message.lower() for message in said)
+
+
+async def test_plan_rows_show_the_memory_each_action_touches_at_80x24(demo: Path) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await pilot.press("p")
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, PlanScreen) and screen.plan is not None
+        lines = screen_lines(app)
+        plan = screen.plan
+    rows = [line for line in lines if line.startswith(("├── ", "└── "))]
+    assert len(rows) >= 8
+    for row in rows:
+        ident = row.split()[2]
+        subject = action_subject(plan.action(ident))
+        assert f"{ident} {subject[:8]}" in row, row
+    # the keys summary fits one line: the review keeps the rest of the screen
+    assert any(line.strip().startswith("approved ") for line in lines)
+    assert not any("saves the plan" in line for line in lines)
+
+
+async def test_the_new_entry_form_outlines_where_to_type_the_content(demo: Path) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await pilot.press("n")
+        await ready(pilot)
+        lines = screen_lines(app)
+        await pilot.press(*"I like tea")
+        await pilot.pause()
+        typed = screen_lines(app)
+    row = next(i for i, line in enumerate(lines) if line.lstrip().startswith("content"))
+    assert "│ what the agent should remember" in lines[row]
+    top = next(i for i in range(row, -1, -1) if "╭" in lines[i])
+    bottom = next(i for i in range(row, len(lines)) if "╰" in lines[i])
+    box = lines[top : bottom + 1]
+    assert bottom - top >= 4  # room for a few lines of text
+    assert all(line.rstrip().endswith(("╮", "│", "╯")) for line in box)
+    assert "│ I like tea" in typed[row]  # the outlined box is where the typing goes
+    assert any(line.lstrip().startswith("importance") for line in lines[bottom:])
+
+
+async def test_the_decay_entry_summary_gives_each_model_one_row_at_80x24(demo: Path) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await pilot.press("d")
+        await ready(pilot)
+        lines = screen_lines(app)
+    side = [line.rsplit("│", 1)[-1].strip() for line in lines[:13] if "│" in line]
+    assert "now  30d  cross" in side
+    row = re.compile(
+        r"^(default|pi|halflife|ebbinghaus) \d\.\d\d \d\.\d\d +(\d+(\.\d)?d|never|below)$"
+    )
+    models = [m.group(1) for m in map(row.match, side) if m]
+    assert models == ["default", "pi", "halflife", "ebbinghaus"]  # the store's own first
+    assert "cross: days until below 0.3" in side

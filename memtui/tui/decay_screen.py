@@ -96,17 +96,21 @@ def entry_chart(
         data.marks.append((crossing, f"crosses in {crossing:.1f} d", "red"))
     summary = Text(shorten(one_line(memory.content), 100) + "\n", style="bold")
     summary.append(model_description(primary, profile) + "\n", style="dim")
+    # one short row per model: it fits beside the chart at 80 columns
+    summary.append(f"{'':>10} {'now':>4} {f'{days}d':>4} {'cross':>6}\n", style="dim")
     for decay in models:
         when = decay.crossing_day(memory, now, line)
         text = (
-            "never" if when is None else ("already below" if when == 0 else f"in {when:.1f} days")
+            "never"
+            if when is None
+            else ("below" if when == 0 else (f"{when:.1f}d" if when < 100 else f"{when:.0f}d"))
         )
         name = profile.name if decay is primary else decay.name
-        summary.append(f"{name:>11} ", style=STYLES[decay.name])
+        summary.append(f"{name:>10} ", style=STYLES[decay.name])
         summary.append(
-            f"now {decay.value_at(memory, now):.3f}, in {days} days "
-            f"{decay.value_at(memory, now, days):.3f}, crosses {line:g} {text}\n"
+            f"{decay.value_at(memory, now):.2f} {decay.value_at(memory, now, days):.2f} {text:>6}\n"
         )
+    summary.append(f"cross: days until below {line:g}\n", style="dim")
     return data, summary
 
 
@@ -228,8 +232,7 @@ class DecayScreen(GuardedHandlers, Screen[None]):
         data, text = entry_chart(self.memory, self.profile, self.models, self.now, self.horizon)
         self.query_one(ChartView).show(data)
         text.append(
-            f"\n{self.horizon} days ahead · [ and ] change it · enter on an entry below shows "
-            "its curve",
+            f"{self.horizon} days ahead ([ ]); enter on an entry below shows its curve",
             style="dim",
         )
         summary.update(text)

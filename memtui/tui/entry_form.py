@@ -71,6 +71,9 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
     EntryFormScreen #fields { grid-size: 2; grid-columns: 12 1fr; grid-rows: 7 1 1 1 1;
         grid-gutter: 1 1; height: auto; padding: 1 1 0 1; }
     EntryFormScreen Label { width: 100%; text-align: right; text-style: bold; }
+    EntryFormScreen #content { border: round $border-blurred; }
+    EntryFormScreen #content:focus { border: round $border; }
+    EntryFormScreen #content-label { padding-top: 1; }
     EntryFormScreen #problem { padding: 0 1; color: $error; height: auto; }
     EntryFormScreen #hint { padding: 0 1; color: $text-muted; height: auto; }
     """
@@ -105,12 +108,12 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
         yield Static(title, id="form-title")
         with VerticalScroll():
             with Grid(id="fields"):
-                yield Label("content")
+                yield Label("content", id="content-label")
                 yield TextArea(
                     shown(memory.content) if memory else "",
                     id="content",
                     soft_wrap=True,
-                    compact=True,
+                    placeholder="what the agent should remember",
                 )
                 yield Label("importance")
                 yield Input(

@@ -50,7 +50,7 @@ from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
 from memtui.tui.messages import PlanFileDone
 from memtui.tui.provenance_view import action_wording
-from memtui.views import entries, shorten
+from memtui.views import action_subject, entries, shorten
 
 if TYPE_CHECKING:
     pass
@@ -124,7 +124,8 @@ def action_label(action: Action, approved: bool) -> Text:
     label = Text()
     label.append(f"{mark} ", style=f"bold {style}")
     label.append(f"{action.id} ", style="dim")
-    label.append(shorten(one_line(action.reason), 110))
+    label.append(shorten(one_line(action_subject(action)), 70))
+    label.append(f"  {shorten(one_line(action.reason), 90)}", style="dim")
     if action.depends_on:
         label.append(
             f"  needs {', '.join(action.depends_on[:3])}"
@@ -211,7 +212,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     PlanScreen #progress-box { height: auto; padding: 0 1; }
     PlanScreen #summary { background: $panel; padding: 0 1; height: auto; }
     PlanScreen #review { height: 1fr; }
-    PlanScreen #actions { width: 3fr; }
+    PlanScreen #actions { width: 3fr; overflow-x: hidden; }
     PlanScreen #action-detail { width: 2fr; border-left: solid $panel; padding: 0 1; }
     """
 
@@ -228,6 +229,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
         self._by_kind: dict[str, list[Action]] = {}
         self._shown: dict[str, int] = {}
         self._last_fraction = -1.0
+        self._started: tuple[str, bool] | None = None  # the profile and model choice planned
 
     def compose(self) -> ComposeResult:
         default = self.service.default_profile_name(self.store)
@@ -277,15 +279,25 @@ class PlanScreen(GuardedHandlers, Screen[None]):
 
     @on(Select.Changed, "#profile")
     def _profile_changed(self) -> None:
-        if self.is_mounted:
+        self._plan_if_changed()
+
+    def _choice(self) -> tuple[str, bool]:
+        return str(self.query_one("#profile", Select).value), self.query_one(
+            "#use-llm", Checkbox
+        ).value
+
+    def _plan_if_changed(self) -> None:
+        # the Select reports its first value after mount: that plan is already on its way
+        if self.is_mounted and self._choice() != self._started:
             self.start()
 
     def start(self) -> None:
-        profile = str(self.query_one("#profile", Select).value)
+        self._started = self._choice()
+        profile = self._started[0]
         self.query_one("#progress-box").display = True
         self.query_one("#progress", ProgressBar).update(progress=0)
         self.query_one("#stage", Label).update(f"planning with {profile}…  (escape cancels)")
-        self.compute(profile, self.query_one("#use-llm", Checkbox).value)
+        self.compute(profile, self._started[1])
 
     @work(thread=True, exclusive=True, group="plan", exit_on_error=False)
     def compute(self, profile_name: str, use_llm: bool = False) -> None:
@@ -301,8 +313,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
             )
             if use_llm and self.model_name is not None and not worker.is_cancelled:
                 plan = self.ask_model(plan, profile)
-        except Cancelled:
-            self.post_message(PlanFailed("planning cancelled"))
+        except Cancelled:  # escape says so itself; a newer plan replaced this one
             return
         except MemtuiError as e:
             self.post_message(PlanFailed(str(e)))
@@ -318,8 +329,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
 
     @on(Checkbox.Changed, "#use-llm")
     def _llm_toggled(self) -> None:
-        if self.is_mounted:
-            self.start()
+        self._plan_if_changed()
 
     @on(PlanProgress)
     def _progress(self, message: PlanProgress) -> None:
@@ -415,8 +425,8 @@ class PlanScreen(GuardedHandlers, Screen[None]):
             return
         text = Text(plan_summary(self.plan).split("\n")[0].replace(f" for {self.plan.store}", ""))
         text.append(
-            f"\napproved {len(self.approved)} of {len(self.plan.actions)} · a/r/space "
-            "decide · A/R a whole kind · ctrl+s applies · w saves the plan",
+            f"\napproved {len(self.approved)} of {len(self.plan.actions)} · space flips one · "
+            "A/R decide a whole kind",
             style="dim",
         )
         self.query_one("#summary", Static).update(text)
