@@ -143,3 +143,22 @@ def test_plan_rows_show_the_memory_each_action_touches(cli: Cli) -> None:
     expired = [row[2] for row in rows if row[1] == "expire"]
     # the entry first, then why: not 14 rows of reasons alone
     assert any(row.startswith("用户对花生过敏  · 330 days old") for row in expired)
+
+
+def test_every_profile_asks_before_a_once_important_fact_expires(
+    cli: Cli, fixture_copy: Callable[[str], Path], tmp_path: Path
+) -> None:
+    # the Go store's own rule (longterm) decays a peanut allergy from 1.00 and expires it
+    path = fixture_copy("items.jsonl")
+    plan_file = tmp_path / "plan.json"
+    shown = cli("plan", path, "--out", plan_file)
+    assert shown.code == 0, shown.err
+    [allergy] = [
+        line for line in shown.out.splitlines() if "花生过敏" in line and " expire " in line
+    ]
+    assert allergy.startswith("?") and "expire" in allergy and "only if you decide" in allergy
+    applied = cli("apply", path, plan_file, "--yes")
+    assert applied.code == 0, applied.err
+    assert "left out 1 action" in applied.out
+    [kept] = [m for m in open_store(path).memories() if m.content == "用户对花生过敏"]
+    assert kept.visible

@@ -97,9 +97,10 @@ class Profile:
     expire_below: float = 0.3
     protect_top: int = 0
     """The entries with most incoming supersedes links never expire."""
-    guard_once_important: bool = False
+    guard_once_important: bool = True
     """Expiring/archiving an identity, preference or fact that was once important (importance
-    ≥ `guard_importance` before decay, or seen `guard_evidence` times) needs a decision."""
+    ≥ `guard_importance` before decay, or seen `guard_evidence` times) needs a decision. On in
+    every profile: the agent's own rule still proposes it, memtui asks before it goes."""
     guard_importance: float = 0.8
     guard_evidence: int = 2
     archive_line: float | None = None
@@ -200,7 +201,6 @@ PROFILES: dict[str, Profile] = {
         conflict_low=0.45,
         conflict_high=0.55,
         expire_kind="archive",
-        guard_once_important=True,
     ),
 }
 
