@@ -27,6 +27,7 @@ from memtui.service import (
 from memtui.textsafe import json_safe, one_line
 from memtui.views import (
     action_subject,
+    counted,
     entries,
     kind_counts,
     memory_record,
@@ -130,6 +131,8 @@ def _progress_line() -> Iterator[CommitProgress | None]:
 
 
 def cmd_apply(args: argparse.Namespace, svc: Service) -> int:
+    if not args.yes and not sys.stdin.isatty():
+        raise UsageError("apply asks before it writes, and no terminal is there to ask: add --yes")
     store = svc.open(args.store)
     plan = svc.read_plan(args.plan)
     svc.check_plan_fits(store, plan)
@@ -141,7 +144,7 @@ def cmd_apply(args: argparse.Namespace, svc: Service) -> int:
     kinds = [plan.action(a).kind for a in approved]
     touched = len({t for a in approved for t in plan.action(a).targets})
     what = kind_counts(kinds)
-    if not args.yes and sys.stdin.isatty():
+    if not args.yes:
         answer = input(
             f"apply {len(approved)} actions ({what}): {entries(touched)} touched, "
             "a backup is kept. Continue? [y/N] "
@@ -167,7 +170,8 @@ def cmd_apply(args: argparse.Namespace, svc: Service) -> int:
         waiting = [a.kind for a in plan.actions if a.id not in chosen]
         if waiting:
             print(
-                f"left out {len(waiting)} actions that wait for a decision "
+                f"left out {counted(len(waiting), 'action')} that "
+                f"{'waits' if len(waiting) == 1 else 'wait'} for a decision "
                 f"({kind_counts(waiting)}): approve them in the plan screen, or name them "
                 "with --only"
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import io
 import json
 import os
 import subprocess
@@ -168,3 +169,19 @@ def test_a_runtime_failure_stays_exit_1(tmp_path: Path, cli: Callable[..., CliRe
     create_native_store(store, make_demo_memories(20, 3, NOW), now=NOW, kind="demo", reason="t")
     assert cli("show", store, "no-such-id").code == 1
     assert cli("list", tmp_path / "missing.json").code == 1
+
+
+def test_apply_without_a_terminal_needs_yes(
+    tmp_path: Path, cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "s.json"
+    create_native_store(store, make_demo_memories(40, 3, NOW), now=NOW, kind="demo", reason="t")
+    plan = tmp_path / "plan.json"
+    assert cli("plan", store, "--out", plan).code == 0
+    before = store.read_bytes()
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))  # a pipe, not someone answering
+    refused = cli("apply", store, plan)
+    assert refused.code == 2 and "add --yes" in refused.err and refused.err.count("\n") == 1
+    assert store.read_bytes() == before
+    assert cli("apply", store, plan, "--yes").code == 0
+    assert store.read_bytes() != before
