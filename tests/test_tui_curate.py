@@ -106,6 +106,8 @@ async def test_hand_merge_then_undo_gives_back_the_store(
         await pilot.press("u")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
+        said = app.screen.body.plain
+        assert "2 entries go back to how they were before it; the 1 entry it created" in said
         await pilot.press("y")
         await settled(pilot, commits)
     if name == "demo":  # the native file also holds the ledger: the entries are byte-equal

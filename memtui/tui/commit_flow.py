@@ -264,8 +264,8 @@ class CommitFlow(App[None]):
         body = Text(f"{verb} #{tx.id} ({tx.kind}): ", style="bold")
         body.append(one_line(tx.reason))
         body.append(
-            f"\n\n{entries(len(tx.changes))} go back to how they were before it. This is "
-            "itself a transaction, with a backup, and can be undone."
+            f"\n\n{_undo_effect(tx)} This is itself a transaction, with a backup, and can be "
+            "undone."
         )
 
         def job(store: Store) -> Transaction:
@@ -322,3 +322,20 @@ def _with_reason(
     job: Callable[[Store, str | None], Transaction], reason: str | None, store: Store
 ) -> Transaction:
     return job(store, reason)
+
+
+def _undo_effect(tx: Transaction) -> str:
+    """What undoing `tx` does to the entries: those it changed or removed come back as they
+    were, those it created go."""
+    created = sum(1 for c in tx.changes if c.before is None)
+    back = len(tx.changes) - created
+    parts = []
+    if back:
+        parts.append(
+            f"{entries(back)} {'goes' if back == 1 else 'go'} back to how "
+            f"{'it was' if back == 1 else 'they were'} before it"
+        )
+    if created:
+        parts.append(f"the {entries(created)} it created {'is' if created == 1 else 'are'} removed")
+    said = "; ".join(parts)
+    return said[:1].upper() + said[1:] + "."
