@@ -50,7 +50,8 @@ def test_the_expiries_of_a_rule_share_one_record_with_a_row_each(
     v1, v2 = tmp_path / "v1.json", tmp_path / "v2.json"
     full = _plan(cli, store_path, v1, "--plan-version", "1")
     compact = _plan(cli, store_path, v2)
-    expiries = [a for a in full["actions"] if a["kind"] == "expire"]
+    # an expiry that needs a decision (a once-important fact) keeps a full record
+    expiries = [a for a in full["actions"] if a["kind"] == "expire" and not a["needs_decision"]]
     assert expiries
     record = _expiry_record(compact)
     assert record["columns"] == [
@@ -64,7 +65,8 @@ def test_the_expiries_of_a_rule_share_one_record_with_a_row_each(
     assert [row[0] for row in record["rows"]] == [a["id"] for a in expiries]
     assert [row[1] for row in record["rows"]] == [a["targets"][0] for a in expiries]
     assert [row[3] for row in record["rows"]] == [(a["depends_on"] or [None])[0] for a in expiries]
-    assert not [a for a in compact["actions"] if a["kind"] == "expire" and not a.get("bulk")]
+    full_records = [a for a in compact["actions"] if a["kind"] == "expire" and not a.get("bulk")]
+    assert [a["needs_decision"] for a in full_records] == [True]
     again = curate.read_plan(str(v2))
     curate.check_plan_fits(Store.open(store_path), again, Service().seal_key())
     del full["seals"]
@@ -98,7 +100,11 @@ def test_a_file_with_an_expiry_per_action_still_reads_and_applies(
             if name == "old":  # the writer before bulk expiry rows
                 m.setattr(plan_compact, "_expiry_row", lambda *args: None)
             data = _plan(cli, store, plan)
-        per_action = [a for a in data["actions"] if a["kind"] == "expire" and "found" in a]
+        per_action = [
+            a
+            for a in data["actions"]
+            if a["kind"] == "expire" and "found" in a and not a.get("needs_decision")
+        ]
         assert bool(per_action) == (name == "old")
         read = curate.read_plan(str(plan))
         curate.check_plan_fits(Store.open(store), read, Service().seal_key())

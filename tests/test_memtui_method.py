@@ -291,7 +291,8 @@ def test_archiving_a_once_important_fact_needs_a_decision() -> None:
     assert not weather.needs_decision  # episodic, never important: archived as before
     longterm = make_plan(memories, get_profile("longterm"), NOW, store_format="longterm")
     expire = next(a for a in longterm.actions if a.kind == "expire" and a.targets == ["6"])
-    assert not expire.needs_decision  # the faithful Go rules stay as they are
+    # the Go rule still proposes it (faithful), but memtui asks first in every profile
+    assert expire.needs_decision and expire.id not in longterm.default_approved()
 
 
 def test_evidence_also_makes_a_memory_once_important() -> None:
