@@ -131,7 +131,7 @@ def _progress_line() -> Iterator[CommitProgress | None]:
 
 
 def cmd_apply(args: argparse.Namespace, svc: Service) -> int:
-    if not args.yes and not sys.stdin.isatty():
+    if not args.yes and (sys.stdin is None or not sys.stdin.isatty()):
         raise UsageError("apply asks before it writes, and no terminal is there to ask: add --yes")
     store = svc.open(args.store)
     plan = svc.read_plan(args.plan)

@@ -132,6 +132,8 @@ def _action_problem(
         if m.id in current or m.id in created:
             return f"creates {m.id!r}, an id the store already holds"
     members = list(action.before)
+    if action.kind in _COMBINING and len({m.user_id for m in members}) > 1:
+        return "combines entries of different users"
     retired = [m for m in action.after if m.id in before and m.status is not before[m.id].status]
     if action.kind in ("merge", "absorb") and not retired:
         return "merges nothing (no entry is retired into another)"
@@ -174,6 +176,9 @@ def _record_problem(
                 return f"gives {after.id!r} more evidence than its entries had"
             if after.importance > max(cap_importance, was.importance if was else 0.0):
                 return f"raises {after.id!r} above its entries' importance"
+            floor = min(m.importance for m in members) - 1e-9
+            if after.status is Status.ACTIVE and after.importance < floor:
+                return f"lowers {after.id!r} below its entries' importance"
         if was is None:
             return None
         if after.id != was.id or after.user_id != was.user_id:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -10,7 +11,15 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CliResult
+from memtui import curate
+from memtui.demo import make_demo_memories
+from memtui.engine.plan import Action, Plan
+from memtui.engine.planner import make_plan
+from memtui.engine.profiles import get_profile
+from memtui.errors import MemtuiError
+from memtui.model import Memory, Status
+from memtui.stores import Store, create_native_store
+from tests.conftest import NOW, CliResult
 
 Cli = Callable[..., CliResult]
 Tamper = Callable[[dict[str, Any]], str]
@@ -141,3 +150,74 @@ def test_the_plan_as_made_applies(planned: tuple[Path, Path], cli: Cli) -> None:
     store, plan_path = planned
     result = cli("apply", store, plan_path, "--yes")
     assert result.code == 0, result.err
+
+
+def _demo_store(tmp_path: Path) -> Path:
+    memories = make_demo_memories(400, 11, NOW)
+    memories = [m.with_(user_id=["ann", "bob", "cy"][n % 3]) for n, m in enumerate(memories)]
+    path = tmp_path / "store.json"
+    create_native_store(path, memories, now=NOW, kind="import", reason="test")
+    return path
+
+
+def _absorb_changed(
+    tmp_path: Path, change: Callable[[Action, list[Memory], set[str]], Action]
+) -> tuple[Store, Plan, str]:
+    """A longterm plan of a 3-user store whose first absorb `change` edits in memory."""
+    store = Store.open(_demo_store(tmp_path))
+    plan = make_plan(
+        store.memories(),
+        get_profile("longterm"),
+        NOW,
+        store=str(store.path),
+        store_format=store.format_name,
+        fingerprint=store.fingerprint,
+    )
+    touched = {t for a in plan.actions for t in a.targets}
+    n, absorb = next((n, a) for n, a in enumerate(plan.actions) if a.kind == "absorb")
+    plan.actions[n] = change(absorb, store.memories(), touched)
+    return store, plan, absorb.id
+
+
+def test_an_absorb_across_users_is_refused(tmp_path: Path) -> None:
+    def with_a_stranger(action: Action, memories: list[Memory], touched: set[str]) -> Action:
+        [keeper] = [m for m in action.after if m.status is Status.ACTIVE]
+        stranger = next(m for m in memories if m.user_id != keeper.user_id and m.id not in touched)
+        retired = stranger.with_(status=Status.MERGED, superseded_by=keeper.id)
+        return dataclasses.replace(
+            action,
+            targets=[*action.targets, stranger.id],
+            before=[*action.before, stranger],
+            after=[*action.after, retired],
+        )
+
+    store, plan, ident = _absorb_changed(tmp_path, with_a_stranger)
+    with pytest.raises(MemtuiError, match=f"plan action {ident} .*different users"):
+        curate.check_plan_fits(store, plan)
+
+
+def test_an_absorb_that_lowers_the_keeper_below_its_entries_is_refused(tmp_path: Path) -> None:
+    def lowered(action: Action, memories: list[Memory], touched: set[str]) -> Action:
+        after = [m.with_(importance=0.0) if m.status is Status.ACTIVE else m for m in action.after]
+        return dataclasses.replace(action, after=after)
+
+    store, plan, ident = _absorb_changed(tmp_path, lowered)
+    with pytest.raises(MemtuiError, match=f"plan action {ident} .*below its entries' importance"):
+        curate.check_plan_fits(store, plan)
+
+
+def test_an_absorb_row_with_a_recipe_the_profile_never_uses_is_refused(
+    tmp_path: Path, cli: Cli
+) -> None:
+    path = _demo_store(tmp_path)
+    plan_path = tmp_path / "plan.json"
+    assert cli("plan", path, "--out", plan_path, "--profile", "longterm").code == 0
+    data = json.loads(plan_path.read_text())
+    record = next(a for a in data["actions"] if a.get("bulk") and a["kind"] == "absorb")
+    record["recipe"] = {**record["recipe"], "boost": -1.5}
+    plan_path.write_text(json.dumps(data))
+    before = path.read_bytes()
+    result = cli("apply", path, plan_path, "--yes")
+    assert result.code == 1 and result.err.count("\n") == 1
+    assert f"plan action {record['rows'][0][0]} (absorb) uses a boost or caps" in result.err
+    assert path.read_bytes() == before

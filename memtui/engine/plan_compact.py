@@ -330,7 +330,11 @@ def actions_from_compact(
                 raise ValueError(f"action {n}: its rows are not a list")
             rule = str(raw.get("rule", ""))
             if kind == "absorb":
-                for action, row in _absorb_row_actions(raw, rows, rule, absorb_reasons):
+                try:
+                    made_rows = _absorb_row_actions(raw, rows, rule, absorb_reasons)
+                except ValueError as e:
+                    raise ValueError(f"action {n}: {e}") from None
+                for action, row in made_rows:
                     actions.append(action)
                     pending[action.id] = row
                 continue
@@ -378,7 +382,10 @@ def _row_action(row: Any, rule: str, rate: float, line: float | None) -> Action:
 
 
 def _absorb_row_actions(
-    raw: dict[str, Any], rows: list[Any], rule: str, reasons: list[str]
+    raw: dict[str, Any],
+    rows: list[Any],
+    rule: str,
+    reasons: list[str],
 ) -> list[tuple[Action, AbsorbRow]]:
     recipe = read_recipe(raw.get("recipe"))
     more = raw.get("reasons")
@@ -492,6 +499,7 @@ def expand(plan: Plan, memories: Mapping[str, Memory]) -> Expanded:
     touched: dict[str, str] = {}  # entry → the last action that targets it
     position: dict[str, int] = {}
     tainted: set[str] = set()  # entries that actions skipped for stale entries would change
+    planned_recipes = recipes(plan.params)
     for n, action in enumerate(plan.actions):
         position[action.id] = n
         raw = pending[action.id]
@@ -499,10 +507,11 @@ def expand(plan: Plan, memories: Mapping[str, Memory]) -> Expanded:
             last = touched.get(raw[1])
             if action.depends_on != ([] if last is None else [last]):
                 raise PlanMismatch(action, f"does not follow the action before it on {raw[1]!r}")
-        elif isinstance(raw, AbsorbRow) and action.depends_on != preceding(
-            action.targets, touched, position
-        ):
-            raise PlanMismatch(action, "does not follow the actions before it on its entries")
+        elif isinstance(raw, AbsorbRow):
+            if action.depends_on != preceding(action.targets, touched, position):
+                raise PlanMismatch(action, "does not follow the actions before it on its entries")
+            if raw.recipe not in planned_recipes:
+                raise PlanMismatch(action, "uses a boost or caps that the plan's profile does not")
         for ident in action.targets:
             touched[ident] = action.id
         if not tainted.isdisjoint(action.targets):  # after an action whose entries changed
