@@ -10,7 +10,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from memtui.times import format_iso, parse_iso
+from memtui.times import format_iso_cached as _iso
+from memtui.times import parse_iso
 
 
 class Status(StrEnum):
@@ -159,7 +160,6 @@ MEMORY_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Memory
 _FIELD_NAMES = frozenset(MEMORY_FIELDS)
 memory_values = operator.attrgetter(*MEMORY_FIELDS)
 """Every field's value of an entry, in `MEMORY_FIELDS` order."""
-_iso = functools.lru_cache(maxsize=4096)(format_iso)  # an entry's times recur in its next image
 
 
 @functools.cache

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime, timedelta
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -85,6 +86,10 @@ def format_iso(dt: datetime | None) -> str | None:
     if dt.microsecond:
         text = text.rstrip("0")
     return text + "Z"
+
+
+# an entry's times recur in its next image and record: format each once
+format_iso_cached = functools.lru_cache(maxsize=4096)(format_iso)
 
 
 def days_between(start: datetime, end: datetime) -> float:

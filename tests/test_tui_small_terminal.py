@@ -40,7 +40,7 @@ async def test_merge_of_three_shows_every_member_and_which_of_how_many(demo: Pat
         ids = [m.id for m in app.model.memories if m.user_id == user and m.visible][:3]
         app.model.marked = set(ids)
         await pilot.press("m")
-        await pilot.pause(0.2)
+        await ready(pilot)
         text = screen_text(app)
         top = "\n".join(screen_lines(app)[:10])
     assert "Merge 3 entries" in text
@@ -171,7 +171,7 @@ async def test_opening_the_plan_review_plans_once_and_warns_of_nothing(
         await ready(pilot)
         await pilot.press("p")
         await ready(pilot)
-        await pilot.pause(0.1)
+        await ready(pilot)  # a second plan, had the chooser started one, would be done too
         screen = app.screen
         assert isinstance(screen, PlanScreen) and screen.plan is not None
         said = [n.message for n in app._notifications]

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any, NamedTuple, TypeGuard
 
 from memtui.engine.merging import absorb_entries
+from memtui.engine.plan import Action
 from memtui.model import Memory
 
 ABSORB_COLUMNS = [
@@ -95,7 +96,7 @@ def _integer(value: Any) -> TypeGuard[int]:
 
 
 def absorb_row(
-    action: Any,
+    action: Action,
     plan_now: datetime,
     tried: Sequence[Recipe],
     fp: Callable[[Memory], str],

@@ -8,7 +8,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from memtui.jsonout import dumps
 from memtui.model import MEMORY_FIELDS, Memory, memory_values
 from memtui.stores.native_format import NativeFormat
 from memtui.times import format_iso, parse_iso_or_none
+from memtui.times import format_iso_cached as _iso
 
 _RECORDS = NativeFormat()
 _PLAN_PATH = Path("plan")
@@ -238,9 +238,6 @@ def _record(m: Memory) -> dict[str, Any]:
     if m.extra:
         out["extra"] = m.extra
     return out
-
-
-_iso = lru_cache(maxsize=1024)(format_iso)  # a record's times recur in the next action
 
 
 def _listed(value: Any) -> Any:

@@ -142,7 +142,7 @@ def compact_plan(plan: Plan) -> dict[str, Any]:
             row = _expiry_row(action, plan, below, fp)
         elif action.kind == "absorb":
             deps = preceding(action.targets, touched, position)
-            first = [r for k, rule, r in bulk if r is not None and rule == action.rule]
+            first = [r for _, rule, r in bulk if r is not None and rule == action.rule]
             made = absorb_row(action, plan.now, [*first, *tried], fp, last_after, deps)
             row, recipe = made if made is not None else (None, None)
         else:

@@ -6,7 +6,7 @@ and apply the approved ones as one transaction. Plans save to and load from file
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -51,9 +51,6 @@ from memtui.tui.host import host
 from memtui.tui.messages import PlanFileDone
 from memtui.tui.provenance_view import action_wording
 from memtui.views import action_subject, entries, shorten
-
-if TYPE_CHECKING:
-    pass
 
 NO_MODEL = "The model pass is off: set [llm] url and model in the config file to use it."
 CHUNK = 100  # actions added to the tree at a time
