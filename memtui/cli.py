@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -66,6 +67,11 @@ def cmd_label(args: argparse.Namespace, svc: Service) -> int:
     return _run_tui(str(svc.open(args.store).path), svc, start_screen="label")
 
 
+def _to_the_second(iso: str) -> str:
+    """`2026-08-01T13:25:45.71Z` as `2026-08-01T13:25:45Z`: one precision for people to read."""
+    return re.sub(r"\.\d+Z$", "Z", iso)
+
+
 def cmd_stats(args: argparse.Namespace, svc: Service) -> int:
     stats = store_stats(svc.open(args.store))
     if args.json:
@@ -83,7 +89,8 @@ def cmd_stats(args: argparse.Namespace, svc: Service) -> int:
             pairs = ", ".join(f"{one_line(str(k))} {v}" for k, v in stats[key].items())
             print(f"  {label:<11} {pairs}")
     if stats["oldest"]:
-        print(f"  created     {stats['oldest']} … {stats['newest']}")
+        oldest, newest = (_to_the_second(stats[k]) for k in ("oldest", "newest"))
+        print(f"  created     {oldest} … {newest}")
     print(
         f"  ledger      {counted(stats['transactions'], 'transaction')}, "
         f"{counted(stats['backups'], 'backup')}"

@@ -262,3 +262,10 @@ def test_add_writes_one_undoable_entry_and_refuses_what_the_format_cannot_hold(
     assert cli("add", path, "x", "--importance", "2").code == 2
     assert cli("undo", path).code == 0
     assert path.read_bytes() == before
+
+
+def test_stats_text_shows_creation_times_to_the_second(cli: Cli) -> None:
+    out = cli("stats", FIXTURES / "realistic-store.json").out
+    [line] = [line for line in out.splitlines() if line.strip().startswith("created")]
+    assert re.fullmatch(r"\s+created\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ … \S+Z", line), line
+    assert "." not in line  # the JSON keeps the full precision; people read seconds
