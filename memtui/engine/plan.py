@@ -61,11 +61,19 @@ class Action:
     def to_dict(self, record: Callable[[Memory], dict[str, Any]] | None = None) -> dict[str, Any]:
         record = record or _record
         return {
-            "id": self.id,
-            "kind": self.kind,
-            "targets": self.targets,
+            **self.head(),
             "before": [record(m) for m in self.before],
             "after": [record(m) for m in self.after],
+            **self.tail(),
+        }
+
+    def head(self) -> dict[str, Any]:
+        """The fields a file holds before the records."""
+        return {"id": self.id, "kind": self.kind, "targets": self.targets}
+
+    def tail(self) -> dict[str, Any]:
+        """The fields a file holds after the records."""
+        return {
             "rule": self.rule,
             "scores": self.scores,
             "reason": self.reason,
@@ -170,25 +178,19 @@ def full_json_parts(plan: Plan) -> Iterator[bytes]:
     tail = dumps({k: v for k, v in whole.items() if k in ("summary", "health")})
     yield head[: -len(b"[]}")] + b"["
     for n, action in enumerate(plan.actions):
-        whole_action = action.to_dict(lambda m: {})
-        first = {k: whole_action[k] for k in ("id", "kind", "targets")}
-        rest = {k: v for k, v in whole_action.items() if k not in first and k not in _RECORDS_AT}
         yield b"".join(
             [
                 b"," if n else b"",
-                dumps(first)[:-1],
+                dumps(action.head())[:-1],
                 b',"before":[',
                 b",".join([dumps(_record(m)) for m in action.before]),
                 b'],"after":[',
                 b",".join([dumps(_record(m)) for m in action.after]),
                 b"],",
-                dumps(rest)[1:],
+                dumps(action.tail())[1:],
             ]
         )
     yield b"]," + tail[1:]
-
-
-_RECORDS_AT = ("before", "after")
 
 
 def _record(m: Memory) -> dict[str, Any]:
