@@ -236,3 +236,28 @@ async def test_the_decay_entry_summary_gives_each_model_one_row_at_80x24(demo: P
     models = [m.group(1) for m in map(row.match, side) if m]
     assert models == ["default", "pi", "halflife", "ebbinghaus"]  # the store's own first
     assert "cross: days until below 0.3" in side
+
+
+async def test_after_applying_a_plan_the_cursor_stays_on_its_entry(demo: Path) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await pilot.press("down", "down")
+        await ready(pilot)
+        here = app.home.table.current
+        assert here is not None
+        await pilot.press("p")
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, PlanScreen) and screen.plan is not None
+        made = [a for a in screen.plan.actions if a.kind == "merge" and a.id in screen.approved]
+        assert len(made) >= 2  # the plan writes several new entries
+        untouched = here.id not in {t for a in screen.plan.actions for t in a.targets}
+        before = app.commits_settled
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await settled(pilot, before)
+        current = app.home.table.current
+    assert untouched and current is not None and current.id == here.id

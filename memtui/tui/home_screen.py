@@ -215,10 +215,11 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         # marks were for a change to these entries: once changed, they are spent
         self.model.marked -= set(tx.memory_ids)
         self.show_entries(store.memories())
-        # an entry the change wrote (an added memory, a merge's result): the cursor goes to it
+        # the one entry a change wrote (an added memory, a hand merge's result): the cursor goes
+        # to it; after a plan that made many, it stays where it was
         made = [c.id for c in tx.changes if c.before is None and c.after is not None]
-        if made and self.model.position_of(made[-1]) is not None:
-            self.table.refresh_view(made[-1])
+        if len(made) == 1 and self.model.position_of(made[0]) is not None:
+            self.table.refresh_view(made[0])
         self.update_status()
 
     def history_changed(self) -> None:
