@@ -51,14 +51,20 @@ async def test_merge_of_three_shows_every_member_and_which_of_how_many(demo: Pat
         assert choice in text  # the wording choices are not cut
 
 
-async def test_decay_legend_fits_and_names_the_stores_profile(demo: Path) -> None:
-    app = app_for(demo)
+async def _shown_after(path: Path, *keys: str) -> list[str]:
+    """The screen's lines at 80×24 after opening `path` and pressing `keys`, each settled."""
+    app = app_for(path)
     async with app.run_test(size=SMALL) as pilot:
         await ready(pilot)
-        await pilot.press("d")
-        await ready(pilot)
-        text = screen_text(app)
-        lines = screen_lines(app)
+        for key in keys:
+            await pilot.press(key)
+            await ready(pilot)
+        return screen_lines(app)
+
+
+async def test_decay_legend_fits_and_names_the_stores_profile(demo: Path) -> None:
+    lines = await _shown_after(demo, "d")
+    text = "\n".join(lines)
     for name in ("default profile ×0.995/day", "pi", "halflife", "ebbinghaus", "line 0.3"):
         assert f"━━ {name}" in text or f"┄┄ {name}" in text, name
     side = " ".join(line.rsplit("│", 1)[-1].strip() for line in lines[:13] if "│" in line)
@@ -68,12 +74,7 @@ async def test_decay_legend_fits_and_names_the_stores_profile(demo: Path) -> Non
 
 
 async def test_clusters_fit_and_their_keys_are_in_the_footer(demo: Path) -> None:
-    app = app_for(demo)
-    async with app.run_test(size=SMALL) as pilot:
-        await ready(pilot)
-        await pilot.press("c")
-        await ready(pilot)
-        lines = screen_lines(app)
+    lines = await _shown_after(demo, "c")
     assert "threshold 0.55  ·  12 clusters, 24 entries" in lines[1]
     assert "y Same" in lines[-1] and "n Not same" in lines[-1]
     # each cluster in the list on one row, its user at the end
