@@ -8,6 +8,7 @@ import contextlib
 import shutil
 import sys
 from collections.abc import Callable, Iterator
+from itertools import combinations
 from pathlib import Path
 
 from memtui.cli_common import UsageError, check_fraction, emit_json, print_done, usage_checked
@@ -319,6 +320,10 @@ def cmd_label(args: argparse.Namespace, svc: Service) -> int:
     if args.same == args.different:
         raise UsageError("say --same (one memory) or --different")
     store = svc.open(args.store)
+    if args.different and len(args.ids) > 2:  # no two of them are one memory, as `n` on a cluster
+        labels = svc.label_groups(store, [list(p) for p in combinations(args.ids, 2)], False)
+        print(f"labelled {len(labels)} pairs of {len(args.ids)} entries: not the same memory")
+        return 0
     label = svc.label(store, args.ids, same=args.same)
     verdict = "the same memory" if label.same else "not the same memory"
     print(f"labelled {', '.join(one_line(i) for i in label.ids)}: {verdict}")

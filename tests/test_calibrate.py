@@ -219,3 +219,15 @@ def test_labelling_groups_writes_all_or_nothing(tmp_path: Path, cli: Cli) -> Non
     shown = json.loads(cli("labels", path, "--json").out)
     assert [label["ids"] for label in shown] == [sorted(x.ids) for x in labels]
     assert [label["same"] for label in shown] == [False, False, False]
+
+
+def test_different_on_three_entries_labels_every_pair(tmp_path: Path, cli: Cli) -> None:
+    path, _ = _user_store(tmp_path, "en-s01")
+    a, b, c = (m.id for m in open_store(str(path)).memories()[:3])
+    result = cli("label", path, a, b, c, "--different")
+    assert result.code == 0 and "labelled 3 pairs of 3 entries: not the same memory" in result.out
+    shown = json.loads(cli("labels", path, "--json").out)
+    assert sorted(label["ids"] for label in shown) == sorted(
+        sorted(pair) for pair in ([a, b], [a, c], [b, c])
+    )
+    assert not any(label["same"] for label in shown)
