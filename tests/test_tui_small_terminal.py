@@ -6,6 +6,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable
+from datetime import timedelta
 from itertools import combinations
 from pathlib import Path
 
@@ -13,8 +14,10 @@ import pytest
 from textual.pilot import Pilot
 
 from memtui.demo import make_demo_memories
+from memtui.service import Transaction
 from memtui.stores import create_native_store
 from memtui.tui.clusters_screen import ClustersScreen
+from memtui.tui.history_screen import transaction_detail
 from memtui.tui.plan_screen import PlanScreen
 from memtui.tui.screens import ConfirmScreen
 from memtui.views import action_subject
@@ -262,3 +265,10 @@ async def test_after_applying_a_plan_the_cursor_stays_on_its_entry(demo: Path) -
         await settled(pilot, before)
         current = app.home.table.current
     assert untouched and current is not None and current.id == here.id
+
+
+def test_the_history_detail_gives_its_time_to_the_second() -> None:
+    at = NOW + timedelta(microseconds=123456)
+    tx = Transaction(7, at, "user", "edit", "one edit", [], None, None, "committed")
+    first = transaction_detail(tx, None).plain.splitlines()[0]
+    assert first == "#7 edit  by user at 2026-11-30T12:00:00Z"  # no fraction to wrap at 80

@@ -39,7 +39,7 @@ def transaction_label(tx: Transaction, undone_by: int | None) -> Text:
 
 def transaction_detail(tx: Transaction, undone_by: int | None) -> Text:
     text = Text(f"#{tx.id} {tx.kind}", style="bold")
-    text.append(f"  by {tx.actor} at {format_iso(tx.at)}\n", style="dim")
+    text.append(f"  by {tx.actor} at {format_iso(tx.at.replace(microsecond=0))}\n", style="dim")
     text.append(one_line(tx.reason) + "\n", style="bold")
     if tx.undoes:
         text.append(f"undoes #{tx.undoes}\n", style="dim")
@@ -178,9 +178,10 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
         if self.showing_backups:
             backup = next((b for b in self.backups if b.name == event.option.id), None)
             if backup is not None:
+                kept = format_iso(backup.at.replace(microsecond=0))
                 body.update(
                     Text(
-                        f"{backup.name}\nkept at {format_iso(backup.at)} before "
+                        f"{backup.name}\nkept at {kept} before "
                         f"transaction {backup.tx_id}\n{backup.size:,} bytes\n\nRolling back "
                         "makes the store's entries what this file holds, as a new "
                         "transaction you can undo.",
