@@ -24,6 +24,7 @@ from memtui.engine.merging import merge_entries, retire
 from memtui.engine.plan import Plan, full_json, full_json_parts, plan_changes, plan_from_dict
 from memtui.engine.plan_compact import PlanMismatch, compact_plan, expand
 from memtui.engine.profiles import get_profile, profile_for_format
+from memtui.engine.similarity import pi_normalise
 from memtui.engine.wording import rule_wording
 from memtui.errors import ConflictError, MemtuiError, NotFoundError
 from memtui.gcpause import gc_paused
@@ -133,7 +134,10 @@ def _action_problem(
             return f"creates {m.id!r}, an id the store already holds"
     members = list(action.before)
     if action.kind in _COMBINING and len({m.user_id for m in members}) > 1:
-        return "combines entries of different users"
+        # pi's own dedupe folds identical content store-wide, whoever it belongs to
+        pi_fold = store_format == "pi" and len({pi_normalise(m.content) for m in members}) == 1
+        if not (action.kind == "absorb" and pi_fold):
+            return "combines entries of different users"
     retired = [m for m in action.after if m.id in before and m.status is not before[m.id].status]
     if action.kind in ("merge", "absorb") and not retired:
         return "merges nothing (no entry is retired into another)"
