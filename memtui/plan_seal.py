@@ -1,8 +1,9 @@
 """Seals on plan files: memtui signs the wording of every action it writes to a plan file
-(merged or rewritten content, which apply cannot recompute from the entries), with a key kept
-in its data folder. A plan read back is checked against them: wording changed in the file is
-refused, naming the action; wording without a seal from this memtui (an older file, another
-machine, a hand-written plan) waits for a person's decision instead of being applied."""
+(merged or rewritten content, which apply cannot recompute from the entries, and which member
+an absorb keeps), with a key kept in its data folder. A plan read back is checked against them:
+wording changed in the file is refused, naming the action; wording without a seal from this
+memtui (an older file, another machine, a hand-written plan) waits for a person's decision
+instead of being applied."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import orjson
 
 from memtui.engine.plan import Action, Plan
 from memtui.errors import MemtuiError
+from memtui.model import Status
 from memtui.times import format_iso
 
 KEY_FILE = "plan-seal.key"
@@ -62,9 +64,13 @@ def key_id(key: bytes) -> str:
 
 
 def worded(action: Action) -> list[list[str]]:
-    """The records whose content the action writes: entries it creates or rewrites."""
+    """The records whose content the action writes: entries it creates or rewrites, and the
+    entry an absorb keeps (which member's wording survives is the absorb's choice)."""
     was = {m.id: m.content for m in action.before}
-    return [[m.id, m.content] for m in action.after if was.get(m.id) != m.content]
+    out = [[m.id, m.content] for m in action.after if was.get(m.id) != m.content]
+    if action.kind == "absorb":
+        out += [[m.id, m.content] for m in action.after if m.status is Status.ACTIVE]
+    return out
 
 
 def seal(key: bytes, plan: Plan, action: Action) -> str:
@@ -114,7 +120,8 @@ def check_seals(plan: Plan, key: bytes | None) -> None:
         if not worded(action):
             continue
         recorded = seals.get(action.id)
-        if ours and key is not None:
+        # an absorb without a seal: written by a memtui that did not seal absorbs yet
+        if ours and key is not None and not (recorded is None and action.kind == "absorb"):
             if recorded is None:
                 raise MemtuiError(
                     f"plan action {action.id} ({action.kind}) writes wording memtui did not "

@@ -12,8 +12,12 @@ from typing import Any
 
 import pytest
 
+from memtui.demo import make_demo_memories
+from memtui.engine.absorb_rows import Recipe, absorbed, result_fingerprint
+from memtui.engine.plan_compact import fingerprint
 from memtui.service import Service
-from tests.conftest import CliResult
+from memtui.stores import create_native_store
+from tests.conftest import NOW, CliResult
 
 Cli = Callable[..., CliResult]
 
@@ -133,3 +137,58 @@ def test_the_key_is_made_once_and_private() -> None:
     assert first is not None and first == again and len(first) == 32
     key_file = Path(os.environ["MEMTUI_DATA"]) / "plan-seal.key"
     assert key_file.stat().st_mode & 0o777 == 0o600
+
+
+def _absorb_store(tmp_path: Path) -> Path:
+    memories = make_demo_memories(400, 11, NOW)
+    path = tmp_path / "store.json"
+    create_native_store(path, memories, now=NOW, kind="import", reason="test")
+    return path
+
+
+def test_an_absorb_row_with_its_keeper_swapped_is_refused(cli: Cli, tmp_path: Path) -> None:
+    # which entry keeps its wording is the absorb's choice: the seal covers it, and the row's
+    # own result fingerprint, which anyone can recompute, does not stop the swap
+    store = _absorb_store(tmp_path)
+    path = tmp_path / "plan.json"
+    plan = _plan(cli, store, path, "2")
+    record = next(a for a in plan["actions"] if a.get("bulk") and a["kind"] == "absorb")
+    row = record["rows"][0]
+    assert row[0] in plan["seals"]["actions"]
+    svc = Service()
+    made = svc.read_plan(str(path))
+    svc.check_plan_fits(svc.open(store), made)  # the entries as the actions before it leave them
+    found = {m.id: m for m in made.action(row[0]).before}
+    members = [found[i] for i in row[1]]
+    row[3] = (row[3] + 1) % len(members)
+    row[7] = result_fingerprint(
+        row[1], absorbed(members, row[3], Recipe(**record["recipe"]), made.now), fingerprint
+    )
+    path.write_text(json.dumps(plan))
+    data = store.read_bytes()
+
+    result = cli("apply", store, path, "--yes")
+
+    assert result.code == 1, result.out
+    assert f"plan action {row[0]} (absorb): its wording was changed" in result.err
+    assert store.read_bytes() == data
+
+
+def test_an_absorb_without_a_seal_waits_for_a_decision(cli: Cli, tmp_path: Path) -> None:
+    # a file from a memtui that did not seal absorbs yet: not refused, read before approving
+    store = _absorb_store(tmp_path)
+    path = tmp_path / "plan.json"
+    plan = _plan(cli, store, path, "2")
+    absorbs = {
+        r[0] for a in plan["actions"] if a.get("bulk") and a["kind"] == "absorb" for r in a["rows"]
+    }
+    for ident in absorbs:
+        del plan["seals"]["actions"][ident]
+    path.write_text(json.dumps(plan))
+
+    svc = Service()
+    loaded = svc.read_plan(str(path))
+    svc.check_plan_fits(svc.open(store), loaded)
+    waiting = [a for a in loaded.actions if a.id in absorbs]
+    assert waiting and all(a.needs_decision for a in waiting)
+    assert all(a.id not in loaded.default_approved() for a in waiting)
