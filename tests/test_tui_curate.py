@@ -297,6 +297,15 @@ async def test_apply_refused_when_the_store_changed_outside(
     assert path.read_bytes() == data
 
 
+async def save_plan_as(pilot: Pilot, out: Path) -> None:
+    """`w` in the plan review, the file's path typed, enter: the plan saved."""
+    await pilot.press("w")
+    await pilot.pause()
+    pilot.app.screen.query_one("#path").value = str(out)  # type: ignore[attr-defined]
+    await pilot.press("enter")
+    await ready(pilot)
+
+
 async def test_saved_plan_is_what_memtui_apply_reads(
     fixture_copy: Callable[[str], Path], tmp_path: Path
 ) -> None:
@@ -307,12 +316,7 @@ async def test_saved_plan_is_what_memtui_apply_reads(
         await ready(pilot)
         await pilot.press("p")
         await ready(pilot)
-        await pilot.press("w")
-        await pilot.pause()
-        box = app.screen.query_one("#path")
-        box.value = str(out)  # type: ignore[attr-defined]
-        await pilot.press("enter")
-        await pilot.pause()
+        await save_plan_as(pilot, out)
     plan = json.loads(out.read_text())
     assert plan["format"] == "memtui-plan" and plan["summary"]["absorb"] == 2
 
@@ -337,11 +341,7 @@ async def test_a_saved_plan_keeps_the_decisions_made_in_review(
         waiting = next(a.id for a in screen.plan.actions if a.needs_decision)
         screen.set_approved({absorb}, False)
         screen.set_approved({waiting}, True)
-        await pilot.press("w")
-        await pilot.pause()
-        app.screen.query_one("#path").value = str(out)  # type: ignore[attr-defined]
-        await pilot.press("enter")
-        await ready(pilot)
+        await save_plan_as(pilot, out)
         assert screen.unsaved() is None
         screen.read_plan_file(str(out))
         await ready(pilot)
