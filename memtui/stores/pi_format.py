@@ -76,7 +76,8 @@ class PiFormat:
         normalised: dict[str, str] = {}
         unreadable: list[tuple[int, Any, str]] = []
         for index, record in enumerate(entries):
-            entry = pi_entry(record, None)
+            as_loaded = _as_pi_loads_it(record)
+            entry = record if as_loaded else pi_entry(record, None)
             if entry is None:
                 unreadable.append((index, record, _why_dropped(record)))
                 continue
@@ -97,7 +98,7 @@ class PiFormat:
                 unreadable.append((index, record, "holds a time memtui cannot hold"))
                 continue
             raws[ident] = record
-            changed = _normalised_fields(record, entry)
+            changed = [] if as_loaded else _normalised_fields(record, entry)
             if changed:
                 normalised[ident] = "read as pi reads it: " + ", ".join(changed)
         header: dict[str, Any] = {"top": value}
@@ -252,6 +253,46 @@ def pi_entry(record: Any, now_ms: int | float | None) -> dict[str, Any] | None:
     }
 
 
+def _count(value: Any, least: int) -> bool:
+    """A whole number of at least `least`, as pi's loader keeps it unchanged."""
+    return _finite(value) and value >= least and (type(value) is int or value.is_integer())
+
+
+def _only_strings(value: Any) -> bool:
+    return type(value) is list and all(type(v) is str for v in value)
+
+
+def _as_pi_loads_it(record: Any) -> bool:
+    """Whether pi's loader leaves `record` as the file has it (`pi_entry` would return the
+    same keys, in the same order, with equal values), so the entry needs no normalising: true
+    of every entry pi itself wrote. A cheap test; anything else takes `pi_entry`."""
+    if type(record) is not dict:
+        return False
+    get = record.get
+    ident, kind, potency, tenured = get("id"), get("type"), get("potency"), get("tenured")
+    return (
+        type(get("content")) is str
+        and type(ident) is str
+        and ident != ""
+        and type(kind) is str
+        and kind in PI_TYPES
+        and _finite(potency)
+        and 0 <= potency <= 1
+        and _finite(get("createdAt"))
+        and _finite(get("lastInjectedAt"))
+        and _finite(get("lastDecayedAt"))
+        and _count(get("accessCount"), 0)
+        and type(get("source")) is str
+        and get("source") in _PI_SOURCES
+        and _only_strings(get("paths"))
+        and _only_strings(get("tags"))
+        and (tenured is True or "tenured" not in record)
+        and ("evidenceCount" not in record or _count(record["evidenceCount"], 1))
+        # pi's loader writes float zeros as 0; NaN is never equal to itself
+        and not any(type(v) is float and (v == 0 or v != v) for v in record.values())
+    )
+
+
 def _strings(value: Any) -> list[str]:
     """pi keeps the strings of a list and nothing of anything else."""
     return [v for v in value if type(v) is str] if type(value) is list else []
@@ -297,7 +338,15 @@ def _in_pi_order(
 def _memory(entry: dict[str, Any]) -> Memory:
     """A Memory from an entry as pi's loader leaves it (see `pi_entry`)."""
     user = entry.get("userId")
-    times = [from_epoch_ms(entry[k]) if k in entry else None for k in _TIMES]
+    times: list[datetime | None] = []
+    for n, key in enumerate(_TIMES):  # often equal: pi sets all three to the creation time
+        ms = entry.get(key)
+        if ms is None:
+            times.append(None)
+        elif n and times[-1] is not None and ms == entry[_TIMES[n - 1]]:
+            times.append(times[-1])
+        else:
+            times.append(from_epoch_ms(ms))
     return Memory(
         id=entry["id"],
         content=entry["content"],
