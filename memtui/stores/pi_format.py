@@ -255,7 +255,7 @@ def pi_entry(record: Any, now_ms: int | float | None) -> dict[str, Any] | None:
 
 def _count(value: Any, least: int) -> bool:
     """A whole number of at least `least`, as pi's loader keeps it unchanged."""
-    return _finite(value) and value >= least and (type(value) is int or value.is_integer())
+    return _finite(value) and value >= least and value == math.floor(value)
 
 
 def _only_strings(value: Any) -> bool:
