@@ -253,13 +253,14 @@ def pi_entry(record: Any, now_ms: int | float | None) -> dict[str, Any] | None:
     }
 
 
-def _count(value: Any, least: int) -> bool:
-    """A whole number of at least `least`, as pi's loader keeps it unchanged."""
-    return _finite(value) and value >= least and value == math.floor(value)
+def _time(value: Any) -> bool:
+    """A finite number (`x - x` is not 0 for infinities and NaN)."""
+    kind = type(value)
+    return kind is int or (kind is float and value - value == 0)
 
 
 def _only_strings(value: Any) -> bool:
-    return type(value) is list and all(type(v) is str for v in value)
+    return type(value) is list and (not value or all(type(v) is str for v in value))
 
 
 def _as_pi_loads_it(record: Any) -> bool:
@@ -269,27 +270,36 @@ def _as_pi_loads_it(record: Any) -> bool:
     if type(record) is not dict:
         return False
     get = record.get
-    ident, kind, potency, tenured = get("id"), get("type"), get("potency"), get("tenured")
-    return (
+    ident, kind, potency, source = get("id"), get("type"), get("potency"), get("source")
+    accesses, evidence = get("accessCount"), get("evidenceCount")
+    if not (
         type(get("content")) is str
         and type(ident) is str
-        and ident != ""
+        and ident
         and type(kind) is str
         and kind in PI_TYPES
-        and _finite(potency)
-        and 0 <= potency <= 1
-        and _finite(get("createdAt"))
-        and _finite(get("lastInjectedAt"))
-        and _finite(get("lastDecayedAt"))
-        and _count(get("accessCount"), 0)
-        and type(get("source")) is str
-        and get("source") in _PI_SOURCES
+        and type(potency) in (int, float)
+        and 0 <= potency <= 1  # false for NaN
+        and _time(get("createdAt"))
+        and _time(get("lastInjectedAt"))
+        and _time(get("lastDecayedAt"))
+        and type(accesses) is int
+        and accesses >= 0
+        and type(source) is str
+        and source in _PI_SOURCES
         and _only_strings(get("paths"))
         and _only_strings(get("tags"))
-        and (tenured is True or "tenured" not in record)
-        and ("evidenceCount" not in record or _count(record["evidenceCount"], 1))
-        # pi's loader writes float zeros as 0; NaN is never equal to itself
-        and not any(type(v) is float and (v == 0 or v != v) for v in record.values())
+        and (get("tenured") is True or "tenured" not in record)
+        and (
+            (evidence is None and "evidenceCount" not in record)
+            or (type(evidence) is int and evidence >= 1)
+        )
+    ):
+        return False
+    # pi's loader writes float zeros as 0; NaN is never equal to itself
+    return not any(
+        type(record[k]) is float and (record[k] == 0 or record[k] != record[k])
+        for k in record.keys() - _KNOWN
     )
 
 
@@ -337,16 +347,15 @@ def _in_pi_order(
 
 def _memory(entry: dict[str, Any]) -> Memory:
     """A Memory from an entry as pi's loader leaves it (see `pi_entry`)."""
-    user = entry.get("userId")
-    times: list[datetime | None] = []
-    for n, key in enumerate(_TIMES):  # often equal: pi sets all three to the creation time
-        ms = entry.get(key)
-        if ms is None:
-            times.append(None)
-        elif n and times[-1] is not None and ms == entry[_TIMES[n - 1]]:
-            times.append(times[-1])
-        else:
-            times.append(from_epoch_ms(ms))
+    get = entry.get
+    user, created, injected, decayed = (
+        get("userId"), get("createdAt"), get("lastInjectedAt"), get("lastDecayedAt")
+    )  # fmt: skip
+    # pi often sets all three times to the creation time: convert each value once
+    created_at = None if created is None else from_epoch_ms(created)
+    injected_at = created_at if injected == created else _when(injected)
+    decayed_at = injected_at if decayed == injected else _when(decayed)
+    extra = entry.keys() - _KNOWN
     return Memory(
         id=entry["id"],
         content=entry["content"],
@@ -355,15 +364,19 @@ def _memory(entry: dict[str, Any]) -> Memory:
         source=_SOURCES[entry["source"]],
         tags=tuple(entry["tags"]),
         paths=tuple(entry["paths"]),
-        created_at=times[0],
-        last_accessed_at=times[1],
-        last_decayed_at=times[2],
+        created_at=created_at,
+        last_accessed_at=injected_at,
+        last_decayed_at=decayed_at,
         access_count=int(entry["accessCount"]),
         evidence_count=int(entry["evidenceCount"]) if "evidenceCount" in entry else None,
         tenured=entry.get("tenured") is True,
         user_id=user if type(user) is str else None,
-        extra={k: entry[k] for k in entry.keys() - _KNOWN},
+        extra={k: entry[k] for k in extra} if extra else {},
     )
+
+
+def _when(ms: int | float | None) -> datetime | None:
+    return None if ms is None else from_epoch_ms(ms)
 
 
 def _normalised_fields(record: dict[str, Any], entry: dict[str, Any]) -> list[str]:
