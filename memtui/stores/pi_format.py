@@ -270,8 +270,10 @@ def _as_pi_loads_it(record: Any) -> bool:
     if type(record) is not dict:
         return False
     get = record.get
-    ident, kind, potency, source = get("id"), get("type"), get("potency"), get("source")
-    accesses, evidence = get("accessCount"), get("evidenceCount")
+    ident, kind, source = get("id"), get("type"), get("source")
+    potency: Any = get("potency")
+    accesses: Any = get("accessCount")
+    evidence: Any = get("evidenceCount")
     if not (
         type(get("content")) is str
         and type(ident) is str
