@@ -152,8 +152,8 @@ def _read(record: Any, path: Path, doc_id: str) -> Memory:
         return _decode(EntryReader(path, f"memories[{doc_id}]", record))
 
 
-_SOURCES = {s.value: s for s in Source}  # a dict look-up costs a fifth of an Enum call
-_STATUSES = {s.value: s for s in Status}
+_SOURCE_OF = {s.value: s for s in Source}  # a dict look-up costs a fifth of an Enum call
+_STATUS_OF = {s.value: s for s in Status}
 
 
 def _build(rec: dict[str, Any]) -> Memory:
@@ -200,7 +200,7 @@ def _build(rec: dict[str, Any]) -> Memory:
         content=content,
         category=category or "fact",
         importance=0.8 if importance is None else min(1.0, max(0.0, float(importance))),
-        source=_SOURCES[get("source") or "auto"],
+        source=_SOURCE_OF[get("source") or "auto"],
         tags=tuple(tags) if tags else (),
         paths=tuple(paths) if paths else (),
         created_at=parse_iso(get("created_at")),
@@ -211,7 +211,7 @@ def _build(rec: dict[str, Any]) -> Memory:
         evidence_count=evidence,
         tenured=bool(tenured),
         user_id=user,
-        status=_STATUSES[get("status") or "active"],
+        status=_STATUS_OF[get("status") or "active"],
         supersedes=tuple(supersedes) if supersedes else (),
         superseded_by=by,
         superseded_at=parse_iso(get("superseded_at")),
