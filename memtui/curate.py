@@ -25,6 +25,7 @@ from memtui.engine.plan import Plan, full_json, full_json_parts, plan_changes, p
 from memtui.engine.plan_compact import PlanMismatch, compact_plan, expand
 from memtui.engine.profiles import get_profile, profile_for_format
 from memtui.engine.similarity import pi_normalise
+from memtui.engine.wholesale import hold_wholesale, with_lines
 from memtui.engine.wording import rule_wording
 from memtui.errors import ConflictError, MemtuiError, NotFoundError
 from memtui.gcpause import gc_paused
@@ -87,6 +88,10 @@ def check_plan_fits(store: MemoryStore, plan: Plan, seal_key: bytes | None = Non
                 "made — make a new one"
             )
     check_seals(plan, seal_key)
+    # whatever the file says, a wholesale removal waits for a person's decision
+    line = plan.params.get("archive_line")
+    line = float(line) if isinstance(line, int | float) and not isinstance(line, bool) else None
+    plan.warnings = with_lines(plan.warnings, hold_wholesale(plan.actions, current.values(), line))
     plan.fits = checked
 
 
@@ -425,7 +430,8 @@ def write_plan(plan: Plan, path: str, version: int = 2, seal_key: bytes | None =
 def plan_summary(plan: Plan) -> str:
     counts = ", ".join(f"{kind} {n}" for kind, n in plan.summary.items()) or "nothing to do"
     touched = len({t for a in plan.actions for t in a.targets})
-    head = f"{plan.profile} plan for {plan.store}: {counts} ({entries(touched)} touched)"
+    head = "".join(f"{line}\n" for line in plan.warnings)
+    head += f"{plan.profile} plan for {plan.store}: {counts} ({entries(touched)} touched)"
     waiting = sum(a.needs_decision for a in plan.actions)
     if waiting:
         head += f"; {waiting} need a decision (marked ?)"

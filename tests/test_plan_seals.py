@@ -113,7 +113,7 @@ def test_unsealed_wording_waits_for_a_decision(
     assert result.code == 0, result.err
     assert merged_id not in _store_ids(store)  # the merge was not applied by default
     assert "merge" not in result.out.split("in transaction")[0]
-    assert f"actions that wait for a decision (merge {len(merges)}" in result.out
+    assert f"merge {len(merges)}" in result.out.split("wait for a decision")[1]
 
 
 def test_the_sealed_plan_applies_its_wording(

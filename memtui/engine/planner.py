@@ -36,6 +36,7 @@ from memtui.engine.plan import FOLLOWS, Action, Plan
 from memtui.engine.plan_compact import decay_reason
 from memtui.engine.profiles import Profile
 from memtui.engine.similarity import jaro_winkler
+from memtui.engine.wholesale import held, hold_wholesale
 from memtui.engine.wording import rule_wording
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
@@ -141,6 +142,7 @@ class PlanRun:
     """The candidate pairs as arrays, where the rule needs no `Pair`s (pi)."""
     _pairs: list[Pair] | None = None
     health: dict[str, object] | None = None
+    warnings: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def pairs(self) -> list[Pair]:
@@ -224,6 +226,7 @@ def _make_plan(
     plan = Plan(store, store_format, fingerprint, profile.name, now, params, b.actions)
     if run.health is not None:
         plan.health = run.health
+    plan.warnings = run.warnings
     return plan
 
 
@@ -430,8 +433,12 @@ def redo_pi_dedupe(plan: Plan, memories: Sequence[Memory]) -> Plan:
         plan.params,
         others,
         dict(plan.health),
+        warnings=list(plan.warnings),
     )
+    # what the wholesale guard holds is replayed as approved: a person may approve it still
+    plan.decisions = {a.id: True for a in others if held(a)}
     approved = set(plan.default_approved())
+    plan.decisions = {}
     merges = [a.id for a in others if a.kind == "merge" and a.id in approved]
     if not merges:
         return plan
@@ -929,6 +936,11 @@ def _promote(run: PlanRun) -> None:
         )
 
 
+def _hold_wholesale(run: PlanRun) -> None:
+    """No user's store is emptied without a decision (engine/wholesale.py)."""
+    run.warnings = hold_wholesale(run.b.actions, run.snapshot, run.profile.archive_line)
+
+
 def _health(run: PlanRun) -> None:
     """The skill's health figures, for the store as it is now."""
     memories, actions, now, decay = run.snapshot, run.b.actions, run.now, run.decay
@@ -984,6 +996,7 @@ MERGE_RULE_STEPS: dict[MergeRule, RuleSteps] = {
     ),
 }
 _EXPIRE = Step("expiry", 0.95, _expire)
+GUARD = Step("guard", 0.995, _hold_wholesale)
 EXPIRE_STEPS: dict[ExpireKind, Step] = {
     "expire": _EXPIRE,
     "archive": _EXPIRE,
@@ -993,7 +1006,8 @@ EXPIRE_STEPS: dict[ExpireKind, Step] = {
 
 def steps_for(profile: Profile) -> tuple[Step, ...]:
     """The steps a profile's choices amount to, in the order they run: decay → candidates →
-    absorb and merge → conflicts → expire / archive / deprecate → the rule's last steps."""
+    absorb and merge → conflicts → expire / archive / deprecate → the rule's last steps →
+    the wholesale guard (every profile)."""
     rule = MERGE_RULE_STEPS[profile.merge_rule]
     steps = [DECAY] if profile.decay_model is not None and profile.apply_decay else []
     steps += [rule.candidates or CANDIDATES, rule.merge]
@@ -1001,4 +1015,4 @@ def steps_for(profile: Profile) -> tuple[Step, ...]:
         steps.append(CONFLICTS)
     if profile.expire_kind is not None:
         steps.append(EXPIRE_STEPS[profile.expire_kind])
-    return (*steps, *rule.finish)
+    return (*steps, *rule.finish, GUARD)

@@ -420,7 +420,11 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     def update_summary(self) -> None:
         if self.plan is None:
             return
-        text = Text(plan_summary(self.plan).split("\n")[0].replace(f" for {self.plan.store}", ""))
+        warnings = self.plan.warnings  # said first (plan_summary starts with them)
+        text = Text()
+        text.append("".join(f"{line}\n" for line in warnings), style="bold yellow")
+        head = plan_summary(self.plan).split("\n")[len(warnings)]
+        text.append(head.replace(f" for {self.plan.store}", ""))
         text.append(
             f"\napproved {len(self.approved)} of {len(self.plan.actions)} · space flips one · "
             "A/R decide a whole kind",
