@@ -24,12 +24,13 @@ from memtui.engine.candidates import (
     memtui_vectors,
 )
 from memtui.engine.choices import ExpireKind, MergeRule
+from memtui.engine.clashes import CLASH_WORDS, clash, clash_candidates
 from memtui.engine.clusters import capped_components, clusters, pair_clusters
 from memtui.engine.decay import DecayModel, decay_for
 from memtui.engine.embedded import Embeddings
 from memtui.engine.grouping import linkage_groups, similarity_source
 from memtui.engine.ids import IdMaker
-from memtui.engine.lexical import Vector, numbers_in
+from memtui.engine.lexical import Vector, numbers_in, vector_cosine
 from memtui.engine.merging import absorb_entries, best_member, merge_entries, retire
 from memtui.engine.pi_dedupe import pi_answer, pi_dedupe_groups, pi_fold
 from memtui.engine.plan import FOLLOWS, Action, Plan
@@ -726,38 +727,84 @@ def _conflicts(run: PlanRun) -> None:
         return
     per_entry: dict[str, int] = {}
     chosen = []
-    stated = _numbers_stated(b) if profile.merge_rule == "memtui" else {}
+    # memtui's own: only two values of one attribute conflict (engine/clashes.py)
+    by_value = profile.merge_rule == "memtui"
+    if by_value:
+        pairs = _clash_pairs(b, [p for p in pairs if p.score >= profile.conflict_low])
+    proposed: set[frozenset[str]] = set()
     for p in pairs:  # highest scores first
-        in_band = profile.conflict_low <= p.score < profile.conflict_high
-        # memtui never merges entries whose numbers disagree: above the band they conflict
-        if not in_band and not (p.score >= profile.conflict_low and _disagree(stated, p.a, p.b)):
+        if not by_value and not profile.conflict_low <= p.score < profile.conflict_high:
             continue
+        if by_value:
+            p = Pair(_successor(b, p.a), _successor(b, p.b), p.score)
+            if p.a == p.b or frozenset((p.a, p.b)) in proposed:
+                continue
         if not (_live(b, p.a) and _live(b, p.b)):
             continue
         a, c = b.current[p.a], b.current[p.b]
         if a.category != c.category or a.category not in profile.conflict_categories:
             continue
+        how = clash(a.content, c.content) if by_value else None
+        if by_value and how is None:
+            continue
         older, newer = sorted((a, c), key=lambda m: (m.created_at or now, b.position[m.id]))
         if per_entry.get(newer.id, 0) >= profile.conflicts_per_entry:
             continue
         per_entry[newer.id] = per_entry.get(newer.id, 0) + 1
-        chosen.append((older, newer, p.score))
-    for older, newer, score in chosen:
+        proposed.add(frozenset((older.id, newer.id)))
+        chosen.append((older, newer, p.score, how))
+    for older, newer, score, how in chosen:
         if older.id in b.locked or newer.id in b.locked:
             continue
         [retired] = retire([older], newer.id, now, Status.SUPERSEDED)
         successor = newer.with_(supersedes=(*newer.supersedes, older.id), updated_at=now)
+        if how is None:
+            rule = f"{profile.method} in [{profile.conflict_low:g}, {profile.conflict_high:g})"
+            why = "may contradict each other"
+        else:
+            rule = f"memtui ≥ {profile.conflict_low:g}, {how} differ"
+            why = CLASH_WORDS[how]
         b.add(
             "conflict",
             [older.id, newer.id],
             [retired, successor],
-            f"{profile.method} in [{profile.conflict_low:g}, {profile.conflict_high:g}), "
-            f"same category ({older.category})",
+            f"{rule}, same category ({older.category})",
             {"score": score},
-            f"Two {older.category} entries may contradict each other ({profile.method} "
-            f"{score:.2f}); if so the newer supersedes the older. Needs a decision.",
+            f"Two {older.category} entries {why} ({profile.method} {score:.2f}); if so the "
+            "newer supersedes the older. Needs a decision.",
             needs_decision=True,
         )
+
+
+def _clash_pairs(b: _Builder, scored: list[Pair]) -> list[Pair]:
+    """The candidate pairs at or above the conflict line, then the pairs that share what a
+    clash needs although they score lower (`clash_candidates`), scored as the search does."""
+    seen = {frozenset((p.a, p.b)) for p in scored}
+    position = {m.id: n for n, m in enumerate(b.eligible)}
+    vectors = b.vectors
+    more = []
+    for x, y in clash_candidates(b.eligible):
+        if frozenset((x, y)) in seen:
+            continue
+        score = 0.0
+        if vectors is not None:
+            score = vector_cosine(vectors[position[x]], vectors[position[y]])
+        more.append(Pair(x, y, score))
+    more.sort(key=lambda p: -p.score)
+    return [*scored, *more]
+
+
+def _successor(b: _Builder, ident: str) -> str:
+    """The entry an earlier action merged or absorbed `ident` into (itself if none)."""
+    seen = {ident}
+    memory = b.current[ident]
+    while memory.status is Status.MERGED and memory.superseded_by in b.current:
+        ident = memory.superseded_by
+        if ident in seen:
+            break
+        seen.add(ident)
+        memory = b.current[ident]
+    return ident
 
 
 def _protected(memories: Sequence[Memory], top: int) -> set[str]:
