@@ -420,9 +420,11 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     def update_summary(self) -> None:
         if self.plan is None:
             return
-        warnings = self.plan.warnings  # said first (plan_summary starts with them)
+        warnings = self.plan.warnings  # said first (plan_summary starts with them), in one line
         text = Text()
-        text.append("".join(f"{line}\n" for line in warnings), style="bold yellow")
+        if warnings:
+            more = f" (and {len(warnings) - 1} more users)" if len(warnings) > 1 else ""
+            text.append(f"{warnings[0]}{more}\n", style="bold yellow")
         head = plan_summary(self.plan).split("\n")[len(warnings)]
         text.append(head.replace(f" for {self.plan.store}", ""))
         text.append(
