@@ -144,6 +144,8 @@ class PlanRun:
     _pairs: list[Pair] | None = None
     health: dict[str, object] | None = None
     warnings: list[str] = dataclasses.field(default_factory=list)
+    apart: list[Pair] = dataclasses.field(default_factory=list)
+    """Candidate pairs kept out of merges because they clash (engine/clashes.py)."""
 
     @property
     def pairs(self) -> list[Pair]:
@@ -290,6 +292,23 @@ def _thesearch_floor(profile: Profile) -> float:
 
 def _candidates(run: PlanRun) -> None:
     run.pairs = _search(run, candidate_pairs)
+
+
+def _candidates_apart(run: PlanRun) -> None:
+    """The candidate pairs, less those at the merge line that clash ("likes tea" / "doesn't
+    like tea" score as one memory): no merge joins them, the conflict step sees them."""
+    _candidates(run)
+    line = run.profile.merge_threshold
+    if line is None:
+        return
+    current = run.b.current
+    kept = []
+    for p in run.pairs:
+        if p.score >= line and clash(current[p.a].content, current[p.b].content):
+            run.apart.append(p)
+        else:
+            kept.append(p)
+    run.pairs = kept
 
 
 def _candidate_arrays(run: PlanRun) -> None:
@@ -730,7 +749,8 @@ def _conflicts(run: PlanRun) -> None:
     # memtui's own: only two values of one attribute conflict (engine/clashes.py)
     by_value = profile.merge_rule == "memtui"
     if by_value:
-        pairs = _clash_pairs(b, [p for p in pairs if p.score >= profile.conflict_low])
+        scored = sorted([*pairs, *run.apart], key=lambda p: -p.score)
+        pairs = _clash_pairs(b, [p for p in scored if p.score >= profile.conflict_low])
     proposed: set[frozenset[str]] = set()
     for p in pairs:  # highest scores first
         if not by_value and not profile.conflict_low <= p.score < profile.conflict_high:
@@ -1034,7 +1054,10 @@ MERGE_RULE_STEPS: dict[MergeRule, RuleSteps] = {
     ),
     "longterm": _LONGTERM,
     "keep-base": _LONGTERM,
-    "memtui": RuleSteps(Step("merge", 0.8, _memtui_absorb_and_merge)),
+    "memtui": RuleSteps(
+        Step("merge", 0.8, _memtui_absorb_and_merge),
+        candidates=Step("candidates", 0.1, _candidates_apart),
+    ),
     "thesearch": RuleSteps(
         Step("merge", 0.8, _thesearch_merge),
         floor=_thesearch_floor,
