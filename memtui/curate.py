@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from memtui.engine.decay import DecayModel
+from memtui.engine.decay import DecayModel, slower_from
 from memtui.engine.decay import model as decay_model
 from memtui.engine.ids import IdMaker, TakenIds
 from memtui.engine.merging import merge_entries, retire
@@ -214,10 +214,11 @@ def _record_problem(
 def _plan_decay(plan: Plan) -> DecayModel | None:
     """The decay model the plan's parameters name (None: none, or one memtui does not know)."""
     name, rate = plan.params.get("decay_model"), plan.params.get("decay_rate")
-    if not isinstance(name, str) or not isinstance(rate, int | float):
+    slower = slower_from(plan.params.get("decay_slower"))
+    if not isinstance(name, str) or not isinstance(rate, int | float) or slower is None:
         return None
     try:
-        return decay_model(name, float(rate))
+        return decay_model(name, float(rate), slower=slower)
     except MemtuiError:
         return None
 

@@ -26,7 +26,7 @@ from memtui.engine.candidates import (
 from memtui.engine.choices import ExpireKind, MergeRule
 from memtui.engine.clashes import CLASH_WORDS, clash, clash_candidates
 from memtui.engine.clusters import capped_components, clusters, pair_clusters
-from memtui.engine.decay import DecayModel, decay_for
+from memtui.engine.decay import DecayModel, decay_for, decay_for_store
 from memtui.engine.embedded import Embeddings
 from memtui.engine.grouping import linkage_groups, similarity_source
 from memtui.engine.ids import IdMaker
@@ -214,7 +214,7 @@ def _make_plan(
         profile,
         now,
         memories,
-        decay_for(profile),
+        decay_for_store(profile, memories),
         session or f"memtui-plan-{to_base36(to_epoch_ms(now))}",
         merged_text,
         last_run,
@@ -225,6 +225,9 @@ def _make_plan(
         step.run(run)
     report("done", 1.0)
     params = profile.to_dict()
+    if run.decay is not None and run.decay != decay_for(profile):  # the store's own (decay.py)
+        params["decay_model"] = run.decay.name
+        params["decay_slower"] = dict(run.decay.slower)
     params["similarity"] = _similarity_used(profile, b.embeddings)
     plan = Plan(store, store_format, fingerprint, profile.name, now, params, b.actions)
     if run.health is not None:
@@ -256,14 +259,29 @@ def _decay(run: PlanRun) -> None:
         if (change <= 0 or change < profile.decay_min_change) and not moves_anchor:
             continue
         after = memory.with_(importance=new, last_decayed_at=now)
+        rule = f"decay:{decay.name} ×{decay.rate:g}/day"
+        reason = decay_reason(days, memory.importance, new, decay.rate, profile.archive_line)
+        if decay.slower:  # memtui's own, in a store where no use was ever recorded
+            rule, reason = _unused_decay(decay, memory, days, new)
         b.add(
             "decay",
             [memory.id],
             [after],
-            f"decay:{decay.name} ×{decay.rate:g}/day",
+            rule,
             {"days": days, "from": memory.importance, "to": new},
-            decay_reason(days, memory.importance, new, decay.rate, profile.archive_line),
+            reason,
         )
+
+
+def _unused_decay(decay: DecayModel, memory: Memory, days: float, new: float) -> tuple[str, str]:
+    """The rule and reason of a decay by half-life in a store where no use was recorded."""
+    slower = ", ".join(f"{c} ×{f:g}" for c, f in decay.slower)
+    return (
+        f"decay:halflife 30 + 335 × importance days ({slower}), no use recorded",
+        f"No use was ever recorded in this store: {days:.0f} days since it was made, "
+        f"importance {memory.importance:.2f} → {new:.2f} (half-life "
+        f"{decay.half_life(memory):.0f} days).",
+    )
 
 
 def _eligible(b: _Builder, profile: Profile) -> list[Memory]:
