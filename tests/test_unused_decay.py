@@ -5,6 +5,8 @@ profiles keep their own decay."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from memtui.engine.profiles import get_profile
 from memtui.model import Memory, Status
 from memtui.service import Service
 from memtui.stores import Store, create_native_store
+from tests.conftest import CliResult
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 YEAR_AGO = NOW - timedelta(days=365)
@@ -93,3 +96,13 @@ def test_a_saved_plan_of_a_never_used_store_applies_its_half_life(
     kept = {m.id: m for m in Store.open(path).memories()}
     assert kept["m0"].importance == pytest.approx(0.6 * 0.5 ** (365 / 462))
     assert kept["m3"].importance == pytest.approx(0.6 * 0.5 ** (365 / 231))
+
+
+def test_the_decay_view_of_a_never_used_store_shows_the_half_life(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    path = tmp_path / "store.json"
+    create_native_store(path, _never_used(), now=YEAR_AGO, kind="import", reason="test")
+    shown = cli("decay", path, "m0", "--json")
+    assert shown.code == 0, shown.err
+    assert json.loads(shown.out)["model"] == "halflife"
