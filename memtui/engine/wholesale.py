@@ -2,13 +2,15 @@
 out of use (archive, expire, deprecate, or decay below the profile's archive line) approves
 none of those actions by itself. Each of them needs a decision, and the plan says so first.
 
-The planner holds them as its last step; a plan read from a file is held again against the
-store it is applied to (`curate.check_plan_fits`), so a file edited to pre-approve them does
-not get them applied without a person's decision.
+The planner holds them as its last step. A plan file's bulk rows record them as their rule made
+them (`unheld`), and a plan read from a file is held again against the store it is applied to
+(`curate.check_plan_fits`): what is held follows from the plan and the store, so a file edited
+to pre-approve them does not get them applied without a person's decision.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,6 +23,7 @@ SHARE = 0.2
 """More than this share of one user's active entries going at once needs a decision."""
 HELD = "Held for review: "
 """How a held action's reason starts (then the plan's line for its user)."""
+_HELD_END = ", more than a fifth. "
 HELD_KEY = "wholesale"
 """The details key of an action the guard holds (`held`)."""
 _VERBS = {Status.ARCHIVED: "archive", Status.DELETED: "delete", Status.DEPRECATED: "deprecate"}
@@ -107,13 +110,25 @@ def hold_wholesale(
         action.needs_decision = True
         action.details = {**action.details, HELD_KEY: True}
         if not action.reason.startswith(HELD):
-            action.reason = f"{HELD}the plan {w.what()}, more than a fifth. {action.reason}"
+            action.reason = f"{HELD}the plan {w.what()}{_HELD_END}{action.reason}"
     return [w.line() for w in found]
 
 
 def held(action: Action) -> bool:
     """Whether the wholesale guard holds this action (it would apply without it)."""
     return action.details.get(HELD_KEY) is True
+
+
+def unheld(action: Action) -> Action:
+    """The action as its rule made it, before the guard held it (a plan file's bulk rows hold
+    it so: the guard holds it again against the store it is applied to)."""
+    if not held(action):
+        return action
+    details = {k: v for k, v in action.details.items() if k != HELD_KEY}
+    reason = action.reason
+    if reason.startswith(HELD) and _HELD_END in reason:
+        reason = reason.split(_HELD_END, 1)[1]
+    return dataclasses.replace(action, needs_decision=False, details=details, reason=reason)
 
 
 def with_lines(known: Sequence[str], more: Sequence[str]) -> list[str]:
