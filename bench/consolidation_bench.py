@@ -72,9 +72,7 @@ def show(name: str, scores: dict[str, Score], seconds: float) -> None:
             f" ({s.precision_by_tier[t].tp + s.precision_by_tier[t].fp})"
             for t in TIERS
         )
-        hard = " ".join(
-            f"{k} {s.hard_joined[k][0]}/{s.hard_joined[k][1]}" for k in HARD_KINDS
-        )
+        hard = " ".join(f"{k} {s.hard_joined[k][0]}/{s.hard_joined[k][1]}" for k in HARD_KINDS)
         c = s.conflicts
         print(
             f"  {name:15} {lang:3} {s.overall.row()}  merges {s.merges:4}  | {tiers}\n"

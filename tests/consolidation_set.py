@@ -53,8 +53,9 @@ def _lines(path: Path) -> Iterable[dict[str, str]]:
 
 def load_facts(folder: Path = SET) -> list[Fact]:
     return [
-        Fact(r["id"], r["user"], r["lang"], r["split"], r["day"], r["text"], r["entry"],
-             r["memory"])
+        Fact(
+            r["id"], r["user"], r["lang"], r["split"], r["day"], r["text"], r["entry"], r["memory"]
+        )
         for path in sorted(folder.glob("*.jsonl"))
         if not path.name.endswith(".pairs.jsonl")
         for r in _lines(path)
@@ -82,9 +83,7 @@ def as_memories(facts: Sequence[Fact]) -> list[Memory]:
     out = []
     for n, f in enumerate(facts):
         when = datetime.fromisoformat(f.day).replace(hour=12, tzinfo=UTC) + timedelta(seconds=n)
-        out.append(
-            Memory(id=f.id, content=f.text, importance=0.5, user_id=f.user, created_at=when)
-        )
+        out.append(Memory(id=f.id, content=f.text, importance=0.5, user_id=f.user, created_at=when))
     return out
 
 
@@ -108,6 +107,11 @@ def action_tier(action: object) -> str:
 def joined_pairs(plan: Plan) -> dict[frozenset[str], str]:
     """Each pair of entries a plan's pre-approved merges and absorbs put in one entry, with
     the tier of the action that first joined them."""
+    return _joined(plan)[0]
+
+
+def _joined(plan: Plan) -> tuple[dict[frozenset[str], str], dict[str, set[str]]]:
+    """`joined_pairs`, and each entry's members (an entry a merge made: the ones it took in)."""
     members: dict[str, set[str]] = {}
     joined: dict[frozenset[str], str] = {}
     for action in plan.actions:
@@ -123,7 +127,7 @@ def joined_pairs(plan: Plan) -> dict[frozenset[str], str]:
             members[ident] = group
         for m in action.after:
             members.setdefault(m.id, group)
-    return joined
+    return joined, members
 
 
 @dataclass(slots=True)
@@ -158,9 +162,7 @@ class Score:
     the hard negatives wrongly joined, and the conflicts proposed."""
 
     overall: Counts = field(default_factory=Counts)
-    recall_by_tier: dict[str, Counts] = field(
-        default_factory=lambda: {t: Counts() for t in TIERS}
-    )
+    recall_by_tier: dict[str, Counts] = field(default_factory=lambda: {t: Counts() for t in TIERS})
     precision_by_tier: dict[str, Counts] = field(
         default_factory=lambda: {t: Counts() for t in TIERS}
     )
@@ -184,11 +186,9 @@ class Score:
 
 def score_plan(facts: Sequence[Fact], plan: Plan, hard: Sequence[HardPair]) -> Score:
     """How one user's plan compares with the labels."""
-    joined = joined_pairs(plan)
+    joined, members = _joined(plan)
     out = Score()
-    out.merges = sum(
-        a.kind in ("merge", "absorb") and not a.needs_decision for a in plan.actions
-    )
+    out.merges = sum(a.kind in ("merge", "absorb") and not a.needs_decision for a in plan.actions)
     for a, b in combinations(facts, 2):
         gold = gold_tier(a, b)
         said = joined.get(frozenset((a.id, b.id)))
@@ -210,12 +210,17 @@ def score_plan(facts: Sequence[Fact], plan: Plan, hard: Sequence[HardPair]) -> S
             out.hard_joined[p.kind][1] += 1
             if p.kind == "contradiction":
                 contradictions.add(pair)
-    proposed = {
-        frozenset(m.id for m in a.before) for a in plan.actions if a.kind == "conflict"
-    }
-    out.conflicts.tp = len(proposed & contradictions)
-    out.conflicts.fp = len(proposed - contradictions)
-    out.conflicts.fn = len(contradictions - proposed)
+    # a conflict with an entry a merge made stands for its members
+    found: set[frozenset[str]] = set()
+    for action in plan.actions:
+        if action.kind != "conflict" or len(action.before) != 2:
+            continue
+        a, b = (members.get(m.id, {m.id}) for m in action.before)
+        hits = {frozenset((x, y)) for x in a for y in b} & contradictions
+        out.conflicts.tp += bool(hits)
+        out.conflicts.fp += not hits
+        found |= hits
+    out.conflicts.fn = len(contradictions - found)
     return out
 
 
