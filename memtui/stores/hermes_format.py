@@ -152,6 +152,11 @@ class HermesFormat(FormatDefaults):
                 f"{name}: two entries would hold the same text (Hermes keeps only the first); "
                 "nothing was written"
             )
+        # an undo, or a change no entry's text takes part in, gives back the file's own bytes
+        # (even over the cap: it held them)
+        for source in doc.header.get("sources", ()):
+            if _same_entries(source, entries):
+                return bytes(source)
         target = doc.header.get("target", "memory")
         cap, now_chars, chars = CAPS[target], doc.header.get("chars", 0), len(joined)
         if chars > cap and chars >= now_chars:
@@ -159,10 +164,6 @@ class HermesFormat(FormatDefaults):
                 f"{name} would hold {chars:,} of {cap:,} characters (Hermes' cap, counted as "
                 "Hermes counts: the entries joined by their delimiters); nothing was written"
             )
-        # an undo, or a change no entry's text takes part in, gives back the file's own bytes
-        for source in doc.header.get("sources", ()):
-            if _same_entries(source, entries):
-                return bytes(source)
         try:
             return joined.encode("utf-8")
         except UnicodeEncodeError:

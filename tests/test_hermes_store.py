@@ -1,0 +1,425 @@
+"""Hermes Agent's memory files (MEMORY.md, USER.md) as memtui stores: read as Hermes reads
+them, written as Hermes writes them, refused where Hermes could not hold the result, and
+written under Hermes' own lock. Fixtures made by Hermes' own code (tests/fixtures/README.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from memtui.stores import hermes_format, open_store
+from tests.conftest import FIXTURES, CliResult
+
+HERMES = FIXTURES / "hermes"
+DELIMITER = "\n§\n"
+LIMITS = {"MEMORY.md": 2200, "USER.md": 1375}
+DRIFT = json.loads((HERMES / "drift" / "results.json").read_text(encoding="utf-8"))
+
+Cli = Callable[..., CliResult]
+
+
+# -- Hermes' own rules, re-implemented from tools/memory_tool.py ------------------------------
+
+
+def hermes_read(path: Path) -> list[str]:
+    """`_read_file` and the load-time dedupe (read_text: UTF-8, universal newlines)."""
+    raw = path.read_text(encoding="utf-8")
+    if not raw.strip():
+        return []
+    entries = [e.strip() for e in raw.split(DELIMITER)]
+    return list(dict.fromkeys(e for e in entries if e))
+
+
+def hermes_guard_accepts(path: Path) -> bool:
+    """`_detect_external_drift`: whether Hermes' next replace/remove rewrites this file."""
+    raw = path.read_text(encoding="utf-8")
+    if not raw.strip():
+        return True
+    parsed = [e.strip() for e in raw.split(DELIMITER) if e.strip()]
+    limit = LIMITS.get(path.name, 2200)
+    return raw.strip() == DELIMITER.join(parsed) and max(map(len, parsed)) <= limit
+
+
+def assert_hermes_written(path: Path) -> None:
+    """The file is exactly what Hermes' `_write_file` writes for its entries."""
+    assert hermes_guard_accepts(path)
+    assert path.read_bytes() == DELIMITER.join(hermes_read(path)).encode("utf-8")
+    assert os.stat(path).st_mode & 0o777 == 0o600
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def memories(tmp_path: Path) -> Callable[[str, str], Path]:
+    """A writable copy of a Hermes fixture under its own name in a `memories` folder."""
+
+    def copy(source: str, name: str = "") -> Path:
+        folder = tmp_path / "memories"
+        folder.mkdir(exist_ok=True)
+        dest = folder / (name or Path(source).name)
+        shutil.copyfile(HERMES / source, dest)
+        dest.chmod(0o600)
+        return dest
+
+    return copy
+
+
+def entry_id(path: Path, needle: str) -> str:
+    [memory] = [m for m in open_store(str(path)).memories() if needle in m.content]
+    return memory.id
+
+
+ALL_FIXTURES = [
+    *(f"{d}/{n}" for d in ("basic", "near-full", "edited") for n in ("MEMORY.md", "USER.md")),
+    *sorted(
+        f"drift/{p.name}" for p in (HERMES / "drift").glob("*.input.md") if "15-" not in p.name
+    ),
+]
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fixture", ALL_FIXTURES)
+def test_every_fixture_opens_with_the_entries_hermes_reads(
+    fixture: str, memories: Callable[..., Path]
+) -> None:
+    name = fixture.rsplit("/", 1)[1] if not fixture.startswith("drift/") else "MEMORY.md"
+    path = memories(fixture, name)
+    store = open_store(str(path))
+    assert store.format_name == "hermes"
+    assert [m.content for m in store.memories()] == hermes_read(path)
+    user = "user" if name == "USER.md" else "memory"
+    assert {(m.user_id, m.category) for m in store.memories()} <= {
+        (user, "identity" if user == "user" else "fact")
+    }
+    assert [m.id for m in open_store(str(path)).memories()] == [m.id for m in store.memories()]
+
+
+def test_the_basic_fixture_shows_its_multi_line_chinese_and_inline_section_entries(
+    memories: Callable[..., Path],
+) -> None:
+    store = open_store(str(memories("basic/MEMORY.md")))
+    texts = [m.content for m in store.memories()]
+    assert len(texts) == 6
+    assert texts[1].splitlines() == [
+        "Deploy checklist:",
+        "- bump version in pyproject.toml",
+        "- tag the release",
+        "- push tags to origin",
+    ]
+    assert texts[2] == "项目代码使用中文注释，提交信息用英文。"
+    assert texts[3] == "Contract clause § 4.2 caps liability; quote the § sign exactly as written."
+
+
+def test_a_text_file_without_the_delimiter_is_not_claimed(tmp_path: Path, cli: Cli) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nNothing § here is a delimiter line.\n")
+    result = cli("list", notes)
+    assert result.code != 0
+    assert "not valid JSON" in result.err and "hermes" not in result.out
+    delimited = tmp_path / "saved.md"
+    delimited.write_text("One note.\n§\nAnother note.")
+    assert open_store(str(delimited)).format_name == "hermes"
+
+
+def test_an_emptied_file_opens_with_no_entries(tmp_path: Path, cli: Cli) -> None:
+    path = tmp_path / "USER.md"
+    path.write_bytes(b"")
+    result = cli("stats", path)
+    assert result.code == 0
+    assert "(hermes store)" in result.out and "entries     0" in result.out
+
+
+# -- writing as Hermes writes ------------------------------------------------------------------
+
+
+def test_edit_merge_and_undo_give_back_both_files_byte_for_byte(
+    memories: Callable[..., Path], cli: Cli
+) -> None:
+    for fixture in ("basic/MEMORY.md", "basic/USER.md"):
+        path = memories(fixture)
+        original = path.read_bytes()
+        first, *rest = open_store(str(path)).memories()
+        assert cli("edit", path, first.id, "--content", first.content + " (checked)").code == 0
+        assert_hermes_written(path)
+        assert hermes_read(path)[0] == first.content + " (checked)"
+        # the edited entry keeps its id on the next open, so the merge and undo find it
+        ids = [m.id for m in open_store(str(path)).memories()]
+        assert ids[0] == first.id
+        merged = cli("merge", path, ids[0], ids[1], "--content", "Merged: both facts in one.")
+        assert merged.code == 0, merged.err
+        assert_hermes_written(path)
+        assert "Merged: both facts in one." in hermes_read(path)
+        assert len(hermes_read(path)) == len(rest)
+        assert cli("undo", path).code == 0
+        assert_hermes_written(path)
+        assert cli("undo", path).code == 0
+        assert path.read_bytes() == original
+
+
+def test_memtui_writes_what_hermes_writes_for_the_same_change(
+    memories: Callable[..., Path], cli: Cli
+) -> None:
+    """Replace, remove and add on Hermes' drift inputs it rewrites give Hermes' own bytes."""
+    accepted = [case for case, r in DRIFT.items() if r.get("replace", {}).get("file_changed")]
+    assert len(accepted) >= 10
+    for case in accepted:
+        for op in ("replace", "remove", "add"):
+            path = memories(f"drift/{case}.input.md", "MEMORY.md")
+            if op == "replace":
+                ident = entry_id(path, "Beta")
+                result = cli("edit", path, ident, "--content", "Beta fact, revised.")
+            elif op == "remove":
+                ident = entry_id(path, "Gamma")
+                result = cli("edit", path, ident, "--status", "deleted")
+            else:
+                result = cli("add", path, "Delta fact.")
+            assert result.code == 0, (case, op, result.err)
+            expected = (HERMES / "drift" / f"{case}.after-{op}.md").read_bytes()
+            assert path.read_bytes() == expected, (case, op)
+            assert_hermes_written(path)
+            path.unlink()
+            shutil.rmtree(path.with_name("MEMORY.md.memtui"))
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "07-blank-lines-around-delim",
+        "08-trailing-space-on-entry",
+        "09-empty-entry-double-delim",
+        "10-trailing-delimiter",
+    ],
+)
+def test_a_layout_hermes_refuses_to_rewrite_is_refused_with_its_line(
+    case: str, memories: Callable[..., Path], cli: Cli
+) -> None:
+    assert DRIFT[case]["replace"]["result"]["success"] is False  # Hermes refuses it too
+    path = memories(f"drift/{case}.input.md", "MEMORY.md")
+    before = path.read_bytes()
+    result = cli("add", path, "Delta fact.")
+    assert result.code != 0
+    [line] = result.err.strip().splitlines()
+    assert "not in the layout Hermes writes (near line" in line and "nothing was written" in line
+    assert path.read_bytes() == before
+    assert open_store(str(path)).transactions() == []
+
+
+def test_an_entry_over_the_cap_can_be_removed_but_nothing_added(
+    memories: Callable[..., Path], cli: Cli
+) -> None:
+    path = memories("drift/14-oversized-entry.input.md", "MEMORY.md")
+    before = path.read_bytes()
+    result = cli("add", path, "Delta fact.")
+    assert result.code != 0
+    assert "MEMORY.md would hold 2,341 of 2,200 characters" in result.err
+    assert path.read_bytes() == before
+    big = max(open_store(str(path)).memories(), key=lambda m: len(m.content))
+    assert cli("edit", path, big.id, "--status", "deleted").code == 0
+    assert_hermes_written(path)
+    assert cli("undo", path).code == 0
+    assert path.read_bytes() == before
+
+
+def test_a_crlf_file_is_written_with_lf_and_undo_gives_its_bytes_back(
+    memories: Callable[..., Path], cli: Cli
+) -> None:
+    path = memories("drift/05-crlf.input.md", "MEMORY.md")
+    before = path.read_bytes()
+    assert b"\r\n" in before
+    assert cli("edit", path, entry_id(path, "Beta"), "--content", "Beta fact, revised.").code == 0
+    assert b"\r" not in path.read_bytes()
+    assert_hermes_written(path)
+    assert cli("undo", path).code == 0
+    assert path.read_bytes() == before
+
+
+def test_removing_the_last_entry_leaves_a_0_byte_file_with_mode_0600(
+    tmp_path: Path, cli: Cli
+) -> None:
+    path = tmp_path / "USER.md"
+    path.write_bytes(b"Name: Ada.")
+    path.chmod(0o600)
+    [only] = open_store(str(path)).memories()
+    assert cli("edit", path, only.id, "--status", "deleted").code == 0
+    assert path.read_bytes() == b""
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    assert cli("undo", path).code == 0
+    assert path.read_bytes() == b"Name: Ada."
+
+
+# -- what Hermes cannot hold is refused before writing -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "now", "cap"), [("MEMORY.md", 2190, 2200), ("USER.md", 1365, 1375)]
+)
+def test_the_cap_is_counted_as_hermes_counts_equal_allowed_one_over_refused(
+    name: str, now: int, cap: int, memories: Callable[..., Path], cli: Cli
+) -> None:
+    path = memories(f"near-full/{name}")
+    assert len(DELIMITER.join(hermes_read(path))) == now
+    before = path.read_bytes()
+    over = cli("add", path, "中" * (cap - now - 3 + 1))
+    assert over.code != 0
+    [line] = over.err.strip().splitlines()
+    assert f"{name} would hold {cap + 1:,} of {cap:,} characters" in line
+    assert path.read_bytes() == before
+    assert cli("add", path, "中" * (cap - now - 3)).code == 0
+    assert len(DELIMITER.join(hermes_read(path))) == cap
+    assert_hermes_written(path)
+
+
+def test_an_edit_that_would_pass_the_cap_is_refused(
+    memories: Callable[..., Path], cli: Cli
+) -> None:
+    path = memories("near-full/MEMORY.md")
+    before = path.read_bytes()
+    first = open_store(str(path)).memories()[0]
+    longer = first.content + " — and eleven more words that push the file past its cap"
+    result = cli("edit", path, first.id, "--content", longer)
+    assert result.code != 0
+    grown = 2190 + len(longer) - len(first.content)
+    assert f"MEMORY.md would hold {grown:,} of 2,200 characters" in result.err
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "content", ["first half\n§\nsecond half", "ends on a delimiter\n§", "§\nstarts on one"]
+)
+def test_an_entry_holding_the_delimiter_is_refused(
+    content: str, memories: Callable[..., Path], cli: Cli
+) -> None:
+    path = memories("basic/MEMORY.md")
+    before = path.read_bytes()
+    result = cli("add", path, content)
+    assert result.code != 0
+    [line] = result.err.strip().splitlines()
+    assert "a line with only § (Hermes' delimiter)" in line and "two entries" in line
+    assert path.read_bytes() == before
+
+
+def test_two_entries_with_the_same_text_are_refused(
+    memories: Callable[..., Path], cli: Cli
+) -> None:
+    path = memories("basic/USER.md")
+    before = path.read_bytes()
+    first = hermes_read(path)[0]
+    result = cli("add", path, first + "  ")  # Hermes strips it: the same text
+    assert result.code != 0
+    assert "two entries would hold the same text" in result.err
+    assert path.read_bytes() == before
+
+
+# -- bad input: one line, nothing written ------------------------------------------------------
+
+
+def test_bad_input_is_one_line_and_nothing_is_written(
+    memories: Callable[..., Path], tmp_path: Path, cli: Cli
+) -> None:
+    latin = memories("drift/15-latin1-section-sign.input.md", "MEMORY.md")
+    folder = tmp_path / "dir" / "USER.md"
+    folder.mkdir(parents=True)
+    huge = tmp_path / "big" / "MEMORY.md"
+    huge.parent.mkdir()
+    huge.write_bytes(("A long note. " * 80 + "\n§\n").encode() * 9_900)
+    assert huge.stat().st_size > 10_000_000
+    for path, words in (
+        (latin, "not valid UTF-8 (byte 0xA7 at offset 12)"),
+        (folder, "is a directory"),
+        (huge, "far more than a Hermes memory file holds"),
+    ):
+        before = path.read_bytes() if path.is_file() else None
+        for args in (("list", path), ("add", path, "x")):
+            result = cli(*args)
+            assert result.code != 0
+            [line] = result.err.strip().splitlines()
+            assert str(path) in line and words in line and "Traceback" not in result.err
+        if before is not None:
+            assert path.read_bytes() == before
+        assert not path.with_name(path.name + ".memtui").exists()
+
+
+# -- Hermes' lock ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def hermes_holding(tmp_path: Path) -> Iterator[Callable[[Path], subprocess.Popen[str]]]:
+    """Another process that holds Hermes' flock on `<file>.lock` until its stdin closes."""
+    started: list[subprocess.Popen[str]] = []
+
+    def hold(path: Path) -> subprocess.Popen[str]:
+        code = (
+            "import fcntl, sys\n"
+            f"f = open({str(path) + '.lock'!r}, 'a+', encoding='utf-8')\n"
+            "fcntl.flock(f, fcntl.LOCK_EX)\n"
+            "print('held', flush=True)\n"
+            "sys.stdin.read()\n"
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+        started.append(proc)
+        return proc
+
+    yield hold
+    for proc in started:
+        if proc.poll() is None:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait()
+
+
+def test_a_write_waits_for_hermes_lock_and_fails_with_one_line(
+    memories: Callable[..., Path],
+    cli: Cli,
+    hermes_holding: Callable[[Path], subprocess.Popen[str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(hermes_format, "HERMES_LOCK_WAIT_S", 0.2)
+    path = memories("basic/MEMORY.md")
+    before = path.read_bytes()
+    holder = hermes_holding(path)
+    lock = path.with_name("MEMORY.md.lock")
+    inode = lock.stat().st_ino
+    result = cli("add", path, "A new fact.")
+    assert result.code != 0
+    [line] = result.err.strip().splitlines()
+    assert "Hermes Agent is writing it (another process holds MEMORY.md.lock)" in line
+    assert "nothing was written" in line
+    assert path.read_bytes() == before
+    assert open_store(str(path)).transactions() == []
+    assert holder.stdin is not None
+    holder.stdin.close()
+    holder.wait()
+    assert cli("add", path, "A new fact.").code == 0
+    assert hermes_read(path)[-1] == "A new fact."
+    # memtui's own lock has its own name: Hermes' lock file is the same 0-byte file
+    assert lock.stat().st_ino == inode and lock.stat().st_size == 0
+    assert not path.with_name("MEMORY.md.memtui.lock").exists()
+
+
+# -- the CLI -----------------------------------------------------------------------------------
+
+
+def test_stats_and_list_show_a_hermes_file(memories: Callable[..., Path], cli: Cli) -> None:
+    path = memories("edited/USER.md")
+    stats = cli("stats", path)
+    assert stats.code == 0
+    assert "(hermes store)" in stats.out
+    assert f"entries     {len(hermes_read(path))}" in stats.out
+    assert "users       user" in stats.out and "category    identity" in stats.out
+    listed = cli("list", path)
+    assert listed.code == 0
+    for text in hermes_read(path):
+        assert text.splitlines()[0][:40] in listed.out
