@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memtui.stores import hermes_format, open_store
-from tests.conftest import FIXTURES, CliResult
+from tests.conftest import FIXTURES, NOW, CliResult
 
 HERMES = FIXTURES / "hermes"
 DELIMITER = "\n§\n"
@@ -423,3 +423,18 @@ def test_stats_and_list_show_a_hermes_file(memories: Callable[..., Path], cli: C
     assert listed.code == 0
     for text in hermes_read(path):
         assert text.splitlines()[0][:40] in listed.out
+
+
+def test_an_entry_memtui_added_or_edited_keeps_its_id_and_time_on_the_next_open(
+    memories: Callable[..., Path], cli: Cli
+) -> None:
+    path = memories("basic/USER.md")
+    assert cli("add", path, "Prefers short answers.").code == 0
+    added = open_store(str(path)).memories()[-1]
+    assert added.content == "Prefers short answers."
+    assert added.created_at == NOW and added.updated_at == NOW
+    assert cli("edit", path, added.id, "--content", "Prefers short, direct answers.").code == 0
+    again = open_store(str(path)).get(added.id)
+    assert again.content == "Prefers short, direct answers." and again.created_at == NOW
+    agent_only = open_store(str(path)).memories()[0]
+    assert agent_only.created_at is None and agent_only.id.startswith("h")
