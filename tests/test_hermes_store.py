@@ -438,3 +438,37 @@ def test_an_entry_memtui_added_or_edited_keeps_its_id_and_time_on_the_next_open(
     assert again.content == "Prefers short, direct answers." and again.created_at == NOW
     agent_only = open_store(str(path)).memories()[0]
     assert agent_only.created_at is None and agent_only.id.startswith("h")
+
+
+# -- the demo ----------------------------------------------------------------------------------
+
+
+def test_the_hermes_demo_is_what_hermes_writes_with_a_pair_to_merge(
+    tmp_path: Path, cli: Cli
+) -> None:
+    folder = tmp_path / "memories"
+    made = cli("demo", "--format", "hermes", "--no-tui", "--out", folder)
+    assert made.code == 0, made.err
+    assert "hermes format" in made.out
+    memory, user = folder / "MEMORY.md", folder / "USER.md"
+    for path in (memory, user):
+        assert_hermes_written(path)
+        assert len(DELIMITER.join(hermes_read(path))) <= LIMITS[path.name]
+    texts = hermes_read(memory)
+    assert any("\n" in t for t in texts) and any("项目" in t for t in texts)
+    pairs = cli("pairs", memory)
+    assert pairs.code == 0
+    [pair] = pairs.out.strip().splitlines()
+    assert pair.count("~/code/atlas") == 2
+    before = memory.read_bytes()
+    plan = tmp_path / "plan.json"
+    assert cli("plan", memory, "--out", plan).code == 0
+    applied = cli("apply", memory, plan, "--yes")
+    assert applied.code == 0, applied.err
+    assert len(hermes_read(memory)) == len(texts) - 1
+    assert_hermes_written(memory)
+    assert cli("undo", memory).code == 0
+    assert memory.read_bytes() == before
+    again = cli("demo", "--format", "hermes", "--no-tui", "--out", folder)
+    assert again.code != 0 and "exists" in again.err
+    assert memory.read_bytes() == before
