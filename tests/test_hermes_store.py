@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.stores import hermes_format, open_store
+from memtui.errors import ConflictError
+from memtui.stores import Change, hermes_format, open_store
 from tests.conftest import FIXTURES, NOW, CliResult
 
 HERMES = FIXTURES / "hermes"
@@ -472,3 +473,56 @@ def test_the_hermes_demo_is_what_hermes_writes_with_a_pair_to_merge(
     again = cli("demo", "--format", "hermes", "--no-tui", "--out", folder)
     assert again.code != 0 and "exists" in again.err
     assert memory.read_bytes() == before
+
+
+# -- Hermes writing while memtui has the file open ---------------------------------------------
+
+
+def hermes_add(path: Path, text: str) -> None:
+    """What Hermes' `add` leaves on disk: the entries it reads, plus one, in its layout."""
+    path.write_bytes(DELIMITER.join([*hermes_read(path), text]).encode("utf-8"))
+
+
+def test_an_entry_hermes_added_meanwhile_is_kept_and_one_it_rewrote_is_a_conflict(
+    memories: Callable[..., Path], cli: Cli
+) -> None:
+    path = memories("basic/MEMORY.md")
+    store = open_store(str(path))
+    first, second = store.memories()[:2]
+    hermes_add(path, "Hermes learned this meanwhile.")
+    store.commit(
+        [Change(first, first.with_(content="Edited in memtui."))],
+        actor="user",
+        kind="edit",
+        reason="test",
+        now=NOW,
+    )
+    assert hermes_read(path)[0] == "Edited in memtui."
+    assert hermes_read(path)[-1] == "Hermes learned this meanwhile."
+    assert_hermes_written(path)
+    entries = hermes_read(path)
+    entries[1] = "Hermes rewrote the checklist."
+    path.write_bytes(DELIMITER.join(entries).encode("utf-8"))
+    before = path.read_bytes()
+    with pytest.raises(ConflictError, match="changed since memtui read it"):
+        store.commit([Change(second, None)], actor="user", kind="edit", reason="test", now=NOW)
+    assert path.read_bytes() == before
+
+
+async def test_the_tui_shows_a_hermes_file(memories: Callable[..., Path]) -> None:
+    from memtui.config import Settings
+    from memtui.tui import make_app
+
+    path = memories("basic/MEMORY.md")
+    app = make_app(str(path), Settings(), now=NOW, watch_interval=0)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        status = str(app.query_one("#status").render())
+        assert "6 entries" in status and "(hermes)" in status
+        screen = "\n".join(
+            app.query_one("MemoryTable").render_line(row).text  # type: ignore[attr-defined]
+            for row in range(8)
+        )
+        assert "User's project" in screen and "项目代码" in screen and "Deploy checklist" in screen
