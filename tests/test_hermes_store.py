@@ -526,3 +526,18 @@ async def test_the_tui_shows_a_hermes_file(memories: Callable[..., Path]) -> Non
             for row in range(8)
         )
         assert "User's project" in screen and "项目代码" in screen and "Deploy checklist" in screen
+
+
+def test_rollback_of_user_md_changes_only_what_the_backup_differs_in(
+    memories: Callable[..., Path], cli: Cli
+) -> None:
+    path = memories("basic/USER.md")
+    original = path.read_bytes()
+    first = open_store(str(path)).memories()[0]
+    assert cli("edit", path, first.id, "--content", "Name: someone else.").code == 0
+    [backup] = open_store(str(path)).backups()
+    rolled = cli("rollback", path, backup.name)
+    assert rolled.code == 0, rolled.err
+    assert "1 entries changed" in rolled.out
+    assert path.read_bytes() == original
+    assert {m.user_id for m in open_store(str(path)).memories()} == {"user"}
