@@ -295,7 +295,13 @@ def test_an_edit_that_would_pass_the_cap_is_refused(
 
 
 @pytest.mark.parametrize(
-    "content", ["first half\n§\nsecond half", "ends on a delimiter\n§", "§\nstarts on one"]
+    "content",
+    [
+        "first half\n§\nsecond half",
+        "ends on a delimiter\n§",
+        "§\nstarts on one",
+        "A fenced block:\n```\n§\n```",
+    ],
 )
 def test_an_entry_holding_the_delimiter_is_refused(
     content: str, memories: Callable[..., Path], cli: Cli
@@ -541,3 +547,17 @@ def test_rollback_of_user_md_changes_only_what_the_backup_differs_in(
     assert "1 entries changed" in rolled.out
     assert path.read_bytes() == original
     assert {m.user_id for m in open_store(str(path)).memories()} == {"user"}
+
+
+def test_a_symlinked_file_is_read_locked_and_written_where_it_points(
+    memories: Callable[..., Path], tmp_path: Path, cli: Cli
+) -> None:
+    path = memories("basic/USER.md")
+    link = tmp_path / "profile-link"
+    link.symlink_to(path)
+    assert open_store(str(link)).memories()[0].user_id == "user"
+    first = open_store(str(link)).memories()[0]
+    assert cli("edit", link, first.id, "--content", "Name: Ada.").code == 0
+    assert link.is_symlink() and hermes_read(path)[0] == "Name: Ada."
+    assert path.with_name("USER.md.lock").exists() and path.with_name("USER.md.memtui").is_dir()
+    assert not (tmp_path / "profile-link.memtui").exists()
