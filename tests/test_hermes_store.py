@@ -561,3 +561,20 @@ def test_a_symlinked_file_is_read_locked_and_written_where_it_points(
     assert link.is_symlink() and hermes_read(path)[0] == "Name: Ada."
     assert path.with_name("USER.md.lock").exists() and path.with_name("USER.md.memtui").is_dir()
     assert not (tmp_path / "profile-link.memtui").exists()
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "field"),
+    [("--importance", "0.3", "importance"), ("--tags", "a,b", "tags")],
+)
+def test_a_field_hermes_cannot_hold_is_refused_not_recorded(
+    flag: str, value: str, field: str, memories: Callable[..., Path], cli: Cli
+) -> None:
+    path = memories("basic/MEMORY.md")
+    before = path.read_bytes()
+    first = open_store(str(path)).memories()[0]
+    result = cli("edit", path, first.id, flag, value)
+    assert result.code != 0
+    assert f"a hermes store cannot keep an entry's {field}; nothing was written" in result.err
+    assert path.read_bytes() == before
+    assert open_store(str(path)).transactions() == []
