@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -578,3 +581,64 @@ def test_a_field_hermes_cannot_hold_is_refused_not_recorded(
     assert f"a hermes store cannot keep an entry's {field}; nothing was written" in result.err
     assert path.read_bytes() == before
     assert open_store(str(path)).transactions() == []
+
+
+# -- kill -9 while memtui commits --------------------------------------------------------------
+
+CHILD = r"""
+import sys
+from datetime import UTC, datetime
+from memtui.stores import Change, open_store
+
+path = sys.argv[1]
+print("ready", flush=True)
+while True:
+    store = open_store(path)
+    entries = store.memories()[:3]
+    n = int(entries[0].content.split()[0].split("=")[1]) + 1
+    changes = [Change(m, m.with_(content=f"n={n} {k}")) for k, m in enumerate(entries)]
+    store.commit(changes, actor="user", kind="edit", reason=f"step {n}", now=datetime.now(UTC))
+    print(n, flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_kill_9_during_commits_leaves_a_file_hermes_reads_before_or_after(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(DELIMITER.join(["n=0 0", "n=0 1", "n=0 2", "Untouched."]).encode())
+    path.chmod(0o600)
+    rng = random.Random(23)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    reported, steps = 0, []
+    for round_ in range(20):
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        assert child.stdout is not None and child.stdout.readline() == "ready\n"
+        for _ in range(0 if round_ % 5 == 0 else rng.randint(1, 3)):
+            line = child.stdout.readline()
+            assert line, "the child died before it was killed"
+            reported = int(line)
+        time.sleep(rng.uniform(0.0, 0.03))  # lands anywhere in the next commit, or between two
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        assert child.stderr is not None and "Traceback" not in child.stderr.read()
+        assert hermes_guard_accepts(path)
+        entries = hermes_read(path)
+        step = {e.split()[0] for e in entries[:3]}
+        assert len(step) == 1 and entries[3] == "Untouched.", entries  # never torn
+        n = int(step.pop().split("=")[1])
+        store = open_store(str(path))
+        assert len([tx for tx in store.transactions() if tx.kind == "edit"]) == n
+        assert n >= reported
+        steps.append(n)
+    assert steps == sorted(steps) and reported >= 16
+    store = open_store(str(path))
+    store.undo(now=NOW)  # the ids survived every kill: the last step undoes
+    assert hermes_read(path)[:3] == [f"n={steps[-1] - 1} {k}" for k in range(3)]
