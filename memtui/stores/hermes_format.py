@@ -8,7 +8,8 @@ newline, a 0-byte file when empty, under Hermes' own `flock` on `<file>.lock`.
 
 Recognition: Hermes files carry no signature, so an arbitrary text file is never claimed. A file
 is a Hermes store when it is not a JSON store memtui knows, is UTF-8 text, and either holds the
-delimiter line or is named `MEMORY.md` / `USER.md`.
+delimiter line or is named `MEMORY.md` / `USER.md`. The registry tries this format last: a
+format that knows another program's `MEMORY.md` (Claude Code's index) goes before it.
 
 Entries carry no metadata: category `fact` (MEMORY.md) or `identity` (USER.md), user the target.
 An entry's id is a hash of its text; an entry memtui wrote keeps the id (and the times) memtui
