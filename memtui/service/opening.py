@@ -9,12 +9,13 @@ from pathlib import Path
 from memtui import locations
 from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
 from memtui.demo import make_demo_memories
+from memtui.demo.hermes import demo_files as hermes_demo_files
 from memtui.errors import MemtuiError
 from memtui.service.base import ServiceBase, Store, file_store
 from memtui.stores import create_native_store, export_store
 from memtui.stores.backups import BackupShelf
 from memtui.stores.doctor import repair
-from memtui.stores.files import read_bytes
+from memtui.stores.files import atomic_write, read_bytes
 from memtui.stores.postgres import is_postgres_location, open_postgres_store
 from memtui.stores.store import Store as FileStore
 from memtui.stores.transfer import ExportReport
@@ -96,6 +97,29 @@ class StoresMixin(ServiceBase):
         store = self._demo_store(path)
         self._opened.append(store)
         return store
+
+    def hermes_demo(self, folder: Path | None = None, *, fresh: bool) -> Store:
+        """The Hermes demo's MEMORY.md (USER.md beside it) in `folder` (default: memtui's data
+        folder), written when missing or asked; never over files memtui did not write there."""
+        default = locations.hermes_demo()
+        folder = folder or default
+        files = hermes_demo_files()
+        present = [name for name in files if (folder / name).exists()]
+        if present and folder.resolve() != default.resolve():
+            raise MemtuiError(
+                f"{folder / present[0]}: exists; the Hermes demo is written into a folder "
+                "without MEMORY.md and USER.md (choose another --out)"
+            )
+        if fresh or len(present) < len(files):
+            folder.mkdir(parents=True, exist_ok=True)
+            now = self.now()
+            for name, data in files.items():
+                path = folder / name
+                if path.exists():  # the demo as you left it stays in its backups
+                    old = FileStore.open(path, self.settings.keep_backups)
+                    old.keep_backup(read_bytes(path), now)
+                atomic_write(path, data, mode=0o600)
+        return self.open(folder / "MEMORY.md")
 
     def _demo_store(self, path: Path) -> FileStore:
         """The demo store at `path`; refused when that file is another store."""

@@ -15,7 +15,7 @@ from typing import Any, TypeGuard
 
 from memtui.errors import StoreFormatError
 from memtui.model import Memory, Source, Status
-from memtui.stores.document import Document, HeaderImages
+from memtui.stores.document import Document, FormatDefaults, HeaderImages
 from memtui.stores.fields import MAX_CONTENT_CHARS, json_type_name
 from memtui.stores.pi_json import PiJsonError, read_checked
 from memtui.stores.pi_json import dumps as pi_dumps
@@ -45,7 +45,7 @@ _KNOWN = frozenset(
 )
 
 
-class PiFormat:
+class PiFormat(FormatDefaults):
     name = "pi"
     ledger_in_file = False
     file_mode = 0o600
