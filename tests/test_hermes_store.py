@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from memtui.errors import ConflictError
+from memtui.errors import ConflictError, StoreFormatError
 from memtui.stores import Change, hermes_format, open_store
 from tests.conftest import FIXTURES, NOW, CliResult
 
@@ -642,3 +642,18 @@ def test_kill_9_during_commits_leaves_a_file_hermes_reads_before_or_after(
     store = open_store(str(path))
     store.undo(now=NOW)  # the ids survived every kill: the last step undoes
     assert hermes_read(path)[:3] == [f"n={steps[-1] - 1} {k}" for k in range(3)]
+
+
+def test_a_claude_code_memory_index_is_not_taken_for_hermes_notes(tmp_path: Path) -> None:
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    index = folder / "MEMORY.md"
+    index.write_text(
+        "- [Testing rules](feedback_testing.md) — run the real database in tests\n"
+        "- [Project deadline](project_deadline.md) — freeze on 2026-12-10\n",
+        encoding="utf-8",
+    )
+    before = index.read_bytes()
+    with pytest.raises(StoreFormatError, match="Claude Code memory index"):
+        open_store(index)
+    assert index.read_bytes() == before

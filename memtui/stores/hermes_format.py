@@ -27,6 +27,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import re
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
@@ -42,6 +43,7 @@ from memtui.stores.ledger import SidecarLedger
 from memtui.times import format_iso, parse_iso_or_none
 
 DELIMITER = "\n§\n"
+_CLAUDE_INDEX_LINE = re.compile(r"^\s*[-*] \[[^\]\n]*\]\([^)\n]+\.md\)", re.MULTILINE)
 FILE_TARGETS = {"MEMORY.md": "memory", "USER.md": "user"}
 # Hermes' default caps (`memory.memory_char_limit` / `user_char_limit` in its config.yaml)
 CAPS = {"memory": 2200, "user": 1375}
@@ -77,6 +79,11 @@ class HermesFormat(FormatDefaults):
         text = _universal_newlines(text)
         if not named and DELIMITER not in text:
             return None
+        if DELIMITER not in text and _CLAUDE_INDEX_LINE.search(text):
+            raise StoreFormatError(
+                f"{path}: a Claude Code memory index (lines of links to memory files), not "
+                "Hermes' notes; memtui does not open Claude Code memory folders yet"
+            )
         if len(data) > MAX_FILE_BYTES:
             raise StoreFormatError(
                 f"{path}: {len(data):,} bytes, far more than a Hermes memory file holds (its cap "
