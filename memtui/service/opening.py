@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from memtui import locations
+from memtui.config import pg_limits
 from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
 from memtui.demo import make_demo_memories
 from memtui.errors import MemtuiError
@@ -27,7 +28,9 @@ class StoresMixin(ServiceBase):
 
     def open(self, location: str | Path, *, warn: bool = True) -> Store:
         if is_postgres_location(location):
-            return open_postgres_store(str(location), self.settings.keep_backups)
+            return open_postgres_store(
+                str(location), self.settings.keep_backups, pg_limits(self.settings)
+            )
         store = FileStore.open(location, self.settings.keep_backups)
         if warn:
             self._opened.append(store)

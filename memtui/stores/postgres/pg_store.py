@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import math
 import os
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
@@ -31,12 +32,22 @@ from memtui.model import Memory, Status
 from memtui.stores.backups import DEFAULT_KEEP, Backup
 from memtui.stores.ledger import ChangeImage, LedgerViews, Transaction, undo_target
 from memtui.stores.postgres import copies, reading, rows, schema
+from memtui.stores.postgres.limits import DEFAULT_LIMITS, PgLimits, seconds
 from memtui.stores.postgres.location import PgLocation, PgPath
 from memtui.stores.postgres.rows import COLUMNS, Row, Side
 from memtui.stores.progress import CommitProgress, Stage
 from memtui.stores.store import Change
+from memtui.textsafe import one_line
 
 log = logging.getLogger(__name__)
+
+
+def _not_the_copy_left_behind(record: logging.LogRecord) -> bool:
+    """psycopg's note that a failed COPY could not be ended: the failure itself is said."""
+    return not str(record.msg).startswith("error ignored terminating")
+
+
+logging.getLogger("psycopg").addFilter(_not_the_copy_left_behind)
 _FETCH = 5000
 _OUTBOX = "memory_outbox"
 # the server's counts of rows written to these tables (cumulative statistics, a few seconds late)
@@ -63,8 +74,14 @@ class PgStore(LedgerViews):
     format_name = "postgres"
     sidecar: Path | None = None  # memtui keeps no files beside a database
 
-    def __init__(self, location: PgLocation, keep_backups: int = DEFAULT_KEEP) -> None:
+    def __init__(
+        self,
+        location: PgLocation,
+        keep_backups: int = DEFAULT_KEEP,
+        limits: PgLimits = DEFAULT_LIMITS,
+    ) -> None:
         self.location = location
+        self.limits = limits
         self.path: PgPath = location.display
         self.table = location.table
         self.keep_backups = max(1, keep_backups)
@@ -79,22 +96,35 @@ class PgStore(LedgerViews):
         self.reload()
 
     @classmethod
-    def open(cls, location: str, keep_backups: int = DEFAULT_KEEP) -> PgStore:
-        return cls(PgLocation.parse(location), keep_backups)
+    def open(
+        cls, location: str, keep_backups: int = DEFAULT_KEEP, limits: PgLimits = DEFAULT_LIMITS
+    ) -> PgStore:
+        return cls(PgLocation.parse(location), keep_backups, limits)
 
     # -- the connection -------------------------------------------------------------------
 
     def _connection(self) -> psycopg.Connection[Any]:
         if self._conn is None or self._conn.closed or self._conn.broken:
+            self._conn = None
+            wait = self.limits.connect_timeout
+            limit: dict[str, Any] = {}
+            if wait > 0 and "connect_timeout" not in self.location.conninfo:
+                limit["connect_timeout"] = max(2, math.ceil(wait))  # libpq's least
             try:
                 conn = psycopg.connect(
-                    self.location.conninfo, autocommit=True, application_name="memtui"
+                    self.location.conninfo, autocommit=True, application_name="memtui", **limit
                 )
+            except psycopg.errors.ConnectionTimeout:
+                raise MemtuiError(
+                    f"{self.path}: cannot connect: the server did not answer within "
+                    f"{seconds(wait)} ([postgres] connect_timeout)"
+                ) from None
             except psycopg.Error as e:
                 raise MemtuiError(f"{self.path}: cannot connect: {self._why(e)}") from None
             set_json_loads(orjson.loads, conn)
             set_json_dumps(orjson.dumps, conn)
             conn.execute("SET TIME ZONE 'UTC'")
+            conn.execute(self.limits.session())
             self._conn = conn
         return self._conn
 
@@ -104,7 +134,19 @@ class PgStore(LedgerViews):
             self._conn = None
 
     def _why(self, error: BaseException) -> str:
-        text = " ".join(str(error).split()) or type(error).__name__
+        """The driver's message in one line, without the password, with any memory text it
+        quotes (a COPY's CONTEXT) escaped."""
+        if isinstance(error, psycopg.errors.LockNotAvailable):
+            return (
+                f"waited {seconds(self.limits.lock_timeout)} for a lock another session holds "
+                "([postgres] lock_timeout)"
+            )
+        if isinstance(error, psycopg.errors.QueryCanceled) and "statement timeout" in str(error):
+            return (
+                f"a statement ran longer than {seconds(self.limits.statement_timeout)} "
+                "([postgres] statement_timeout)"
+            )
+        text = one_line(" ".join(str(error).split())) or type(error).__name__
         return self.location.scrub(text)
 
     def _ident(self) -> sql.Identifier:
@@ -377,9 +419,10 @@ class PgStore(LedgerViews):
             raise ValueError("a transaction touches each memory once")
         conn = self._connection()
         self._pending = {}
+        body: str | None = None  # the ledger row, once all but COMMIT is done
         try:
             with conn.transaction():
-                tx, written, renumber = self._commit_in(
+                tx, written, renumber, created = self._commit_in(
                     conn.cursor(), changes, actor, kind, reason, now, progress
                 )
                 tx.undoes = undoes
@@ -389,12 +432,56 @@ class PgStore(LedgerViews):
                     for k, v in (details or {}).items()
                 }
                 recording = Stage(progress, "ledger", len(tx.changes))
-                self._write_ledger(conn.cursor(), tx, now)
+                body = self._write_ledger(conn.cursor(), tx, now)
             recording.end()
         except psycopg.Error as e:
-            raise MemtuiError(f"{self.path}: the change was not made: {self._why(e)}") from None
+            if body is None or not (conn.broken or conn.closed):
+                raise MemtuiError(f"{self.path}: the change was not made: {self._why(e)}") from None
+            self._settle(tx.id, body, e)  # returns only when the server did commit
+        if created:
+            self.notices.append(schema.NOTICE)
+            log.warning("%s", schema.NOTICE)
         self._after_commit(tx, written)
         return tx
+
+    def _settle(self, tx_id: int, body: str, error: psycopg.Error) -> None:
+        """The connection was lost at COMMIT: whether the server committed, from memtui's
+        ledger (written in the same transaction), on a new connection. Returns when it did;
+        raises, saying what is certain, when it did not or when memtui cannot tell."""
+        lost = self._why(error)
+        self._conn = None
+        try:
+            conn = self._connection()
+            with conn.transaction():
+                cur = conn.cursor()
+                # held by the lost session's transaction until it has committed or rolled back
+                cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"memtui:{self.table}"])
+                found = (
+                    self._exists(cur, schema.LEDGER)
+                    and cur.execute(
+                        f"SELECT body FROM {schema.LEDGER} WHERE store_table = %s AND tx_id = %s",
+                        [self.table, tx_id],
+                    ).fetchone()
+                )
+        except (psycopg.Error, MemtuiError) as e:
+            why = self._why(e) if isinstance(e, psycopg.Error) else str(e)
+            raise MemtuiError(
+                f"{self.path}: the connection was lost at COMMIT ({lost}) and memtui cannot "
+                f"tell whether transaction {tx_id} was made ({why}); `memtui history "
+                f"{self.path}` lists it if it was"
+            ) from None
+        if found and found[0] == body:
+            log.warning(
+                "%s: the connection was lost at COMMIT; memtui reconnected and found "
+                "transaction %d in its ledger: the change was made",
+                self.path,
+                tx_id,
+            )
+            return
+        raise MemtuiError(
+            f"{self.path}: the change was not made: the connection was lost at COMMIT "
+            f"({lost}); memtui reconnected and transaction {tx_id} is not in its ledger"
+        )
 
     def _commit_in(
         self,
@@ -405,13 +492,19 @@ class PgStore(LedgerViews):
         reason: str,
         now: datetime,
         progress: CommitProgress | None,
-    ) -> tuple[Transaction, list[tuple[Row | None, Row]], dict[str, str]]:
+    ) -> tuple[Transaction, list[tuple[Row | None, Row]], dict[str, str], bool]:
         # one memtui writer per table at a time: transaction ids and tables stay in order
-        cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"memtui:{self.table}"])
-        if not self._exists(cur, schema.LEDGER):
+        try:
+            cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"memtui:{self.table}"])
+        except psycopg.errors.LockNotAvailable:
+            raise MemtuiError(
+                f"{self.path}: another memtui is changing {self.table}; waited "
+                f"{seconds(self.limits.lock_timeout)} ([postgres] lock_timeout); nothing was "
+                "written"
+            ) from None
+        created = not self._exists(cur, schema.LEDGER)
+        if created:
             cur.execute(schema.CREATE)
-            self.notices.append(schema.NOTICE)
-            log.warning("%s", schema.NOTICE)
         existing = sorted({int(c.id) for c in changes if c.id.isdigit()})
         current = self._lock_rows(cur, existing)
         sides = self._read_sides(cur, existing)
@@ -483,7 +576,7 @@ class PgStore(LedgerViews):
         saving.end()
         tx = Transaction(tx_id, now, actor, kind, reason, images, backup=None)
         tx.backup = f"{now.astimezone(UTC):%Y%m%dT%H%M%S%f}Z-tx{tx_id}"
-        return tx, written, renumber
+        return tx, written, renumber, created
 
     def _lock_rows(self, cur: psycopg.Cursor[Any], ids: list[int]) -> dict[str, Row]:
         if not ids:
@@ -491,7 +584,16 @@ class PgStore(LedgerViews):
         query = sql.SQL("SELECT {} FROM {} WHERE id = ANY(%s) ORDER BY id FOR UPDATE").format(
             sql.SQL(", ").join(map(sql.Identifier, COLUMNS)), self._ident()
         )
-        return {str(r[0]): rows.image(r) for r in cur.execute(query, [ids])}
+        try:
+            return {str(r[0]): rows.image(r) for r in cur.execute(query, [ids])}
+        except psycopg.errors.LockNotAvailable:
+            shown = ", ".join(map(str, ids[:5])) + (" …" if len(ids) > 5 else "")
+            what = f"entry {shown} is" if len(ids) == 1 else f"an entry of {shown} is"
+            raise MemtuiError(
+                f"{self.path}: {what} locked by another session (the agent?); memtui waited "
+                f"{seconds(self.limits.lock_timeout)} ([postgres] lock_timeout); nothing was "
+                "written"
+            ) from None
 
     def _check_unchanged(
         self,
@@ -634,12 +736,14 @@ class PgStore(LedgerViews):
             [self.table, tx_id - self.keep_backups],
         )
 
-    def _write_ledger(self, cur: psycopg.Cursor[Any], tx: Transaction, now: datetime) -> None:
+    def _write_ledger(self, cur: psycopg.Cursor[Any], tx: Transaction, now: datetime) -> str:
+        body = orjson.dumps(tx.to_dict()).decode()
         cur.execute(
             f"INSERT INTO {schema.LEDGER} (store_table, tx_id, at, kind, body) "
             "VALUES (%s, %s, %s, %s, %s)",
-            [self.table, tx.id, now, tx.kind, orjson.dumps(tx.to_dict()).decode()],
+            [self.table, tx.id, now, tx.kind, body],
         )
+        return body
 
     def _after_commit(self, tx: Transaction, written: list[tuple[Row | None, Row]]) -> None:
         count, top, versions, _ = self._stamp

@@ -1,0 +1,115 @@
+"""PostgreSQL faults told truthfully: the connection lost at COMMIT (a loopback proxy cuts it
+before the server gets the COMMIT, or after it committed, mid-reply or before the reply ends);
+memtui reconnects and reads its own ledger to say whether the change was made."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.pg_agent import insert, restored_part, rows
+from tests.pg_proxy import commit_cutter
+from tests.pg_server import PgServer, pg_dsn, pg_server  # noqa: F401
+
+
+def _memtui(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memtui", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def _seed(dsn: str) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for content, importance in [
+            ("用户喜欢咖啡", 0.8),
+            ("用户喜欢咖啡", 0.6),
+            ("the user lives in Berlin", 0.7),
+            ("the user lives in Berlin", 0.5),
+            ("untouched", 0.5),
+        ]:
+            insert(conn, content, importance=importance)
+
+
+def _ledger(dsn: str) -> list[int]:
+    with psycopg.connect(dsn) as conn:
+        if conn.execute("SELECT to_regclass('memtui_ledger')").fetchone() == (None,):
+            return []
+        return [r[0] for r in conn.execute("SELECT tx_id FROM memtui_ledger ORDER BY tx_id")]
+
+
+@pytest.mark.parametrize("mode", ["mid-reply", "after-reply"])
+def test_a_commit_whose_answer_was_lost_is_reported_made(
+    pg_server: PgServer,  # noqa: F811
+    tmp_path: Path,
+    mode: str,
+) -> None:
+    server_dsn = pg_server.create_database()
+    _seed(server_dsn)
+    before = rows(server_dsn)
+    plan = tmp_path / "plan.json"
+    with commit_cutter(pg_server.port) as proxy:
+        dsn = proxy.dsn(server_dsn)
+        assert _memtui("plan", dsn, "--out", plan).returncode == 0
+        proxy.cut_next(mode)
+        applied = _memtui("apply", dsn, plan, "--yes")
+        assert proxy.cuts == 1
+        assert applied.returncode == 0, applied.stderr
+        assert "in transaction 1" in applied.stdout
+        assert "found transaction 1 in its ledger: the change was made" in applied.stderr
+        assert "not made" not in applied.stderr and "Traceback" not in applied.stderr
+        assert "memtui created its tables" in applied.stderr  # that transaction did commit
+        assert _ledger(server_dsn) == [1] and rows(server_dsn) != before
+        # a retry is refused for what it is: the plan's entries have changed
+        again = _memtui("apply", dsn, plan, "--yes")
+        assert again.returncode == 1 and _ledger(server_dsn) == [1]
+
+        proxy.cut_next(mode)
+        undone = _memtui("undo", dsn)
+        assert proxy.cuts == 1
+    assert undone.returncode == 0, undone.stderr
+    assert "undid transaction 1 as transaction 2" in undone.stdout
+    assert "found transaction 2 in its ledger: the change was made" in undone.stderr
+    assert _ledger(server_dsn) == [1, 2]
+    assert restored_part(rows(server_dsn)) == restored_part(before)
+
+
+def test_a_commit_the_server_never_got_is_reported_not_made_and_the_retry_works(
+    pg_server: PgServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    server_dsn = pg_server.create_database()
+    _seed(server_dsn)
+    before = rows(server_dsn)
+    plan = tmp_path / "plan.json"
+    with commit_cutter(pg_server.port) as proxy:
+        dsn = proxy.dsn(server_dsn)
+        assert _memtui("plan", dsn, "--out", plan).returncode == 0
+        proxy.cut_next("before")
+        failed = _memtui("apply", dsn, plan, "--yes")
+        assert proxy.cuts == 1
+        assert failed.returncode == 1
+        assert failed.stderr.count("\n") == 1, failed.stderr
+        assert "the change was not made" in failed.stderr
+        assert "transaction 1 is not in its ledger" in failed.stderr
+        assert "memtui created its tables" not in failed.stderr  # rolled back with the rest
+        assert _ledger(server_dsn) == [] and rows(server_dsn) == before
+        retry = _memtui("apply", dsn, plan, "--yes")  # the proxy cuts once
+        assert retry.returncode == 0, retry.stderr
+        assert "in transaction 1" in retry.stdout and _ledger(server_dsn) == [1]
+        assert "memtui created its tables" in retry.stderr
+
+        proxy.cut_next("before")
+        failed = _memtui("undo", dsn)
+        assert failed.returncode == 1 and "the change was not made" in failed.stderr
+        assert _ledger(server_dsn) == [1]
+        undone = _memtui("undo", dsn)
+    assert undone.returncode == 0, undone.stderr
+    assert restored_part(rows(server_dsn)) == restored_part(before)
