@@ -35,6 +35,7 @@ from memtui.stores.postgres import copies, reading, rows, schema
 from memtui.stores.postgres.limits import DEFAULT_LIMITS, PgLimits, seconds
 from memtui.stores.postgres.location import PgLocation, PgPath
 from memtui.stores.postgres.rows import COLUMNS, Row, Side
+from memtui.stores.postgres.shape import Shape
 from memtui.stores.progress import CommitProgress, Stage
 from memtui.stores.store import Change
 from memtui.textsafe import one_line
@@ -87,6 +88,7 @@ class PgStore(LedgerViews):
         self.keep_backups = max(1, keep_backups)
         self.notices: list[str] = []
         self._conn: psycopg.Connection[Any] | None = None
+        self._shape = Shape.of_go()
         self._memories: dict[str, Memory] = {}
         self._stamp: Stamp = (0, 0, 0, 0)
         self._tx_cache: list[Transaction] | None = None
@@ -174,13 +176,14 @@ class PgStore(LedgerViews):
                         f"{self.path}: the database has no table {self.table} "
                         "(name another with #table=NAME)"
                     )
+                self._shape = Shape.read(cur, self.table, self.path)
                 stamp = self._read_stamp(cur)
                 sides = self._read_sides(cur, None)
                 memories: dict[str, Memory] = {}
                 where, params = self._user_filter()
                 # by the row's id: a bare `id` would name the select list's text id
                 query = sql.SQL("SELECT {} FROM {} AS t{} ORDER BY t.id").format(
-                    sql.SQL(", ".join(reading.SELECT)), self._ident(), where
+                    self._shape.fast_select(), self._ident(), where
                 )
                 memory_of = reading.reader(sides)
                 with (
@@ -328,7 +331,7 @@ class PgStore(LedgerViews):
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 sides = self._read_sides(conn.cursor(), None)
                 query = sql.SQL("SELECT {} FROM {} ORDER BY id").format(
-                    sql.SQL(", ").join(map(sql.Identifier, COLUMNS)), self._ident()
+                    self._shape.select(), self._ident()
                 )
                 with conn.cursor(name="memtui_dump") as stream:
                     stream.execute(query)
@@ -540,8 +543,10 @@ class PgStore(LedgerViews):
                 row.update(id=base["id"], user_id=base["user_id"])
             else:
                 row = rows.encode(after, base, now)
+            row = self._shape.stored(row)
             if base is None or rows.differs(row, base):
-                row = rows.written(row, (base["version"] if base else 0) + 1, now)
+                version = (base["version"] or 0) + 1 if base is not None else 1
+                row = self._shape.stored(rows.written(row, version, now))
                 written.append((base, row))
             else:
                 row = base
@@ -582,7 +587,7 @@ class PgStore(LedgerViews):
         if not ids:
             return {}
         query = sql.SQL("SELECT {} FROM {} WHERE id = ANY(%s) ORDER BY id FOR UPDATE").format(
-            sql.SQL(", ").join(map(sql.Identifier, COLUMNS)), self._ident()
+            self._shape.select(), self._ident()
         )
         try:
             return {str(r[0]): rows.image(r) for r in cur.execute(query, [ids])}
@@ -647,21 +652,19 @@ class PgStore(LedgerViews):
         cur.execute(
             sql.SQL(
                 "CREATE TEMPORARY TABLE IF NOT EXISTS memtui_stage "
-                "(LIKE {} INCLUDING DEFAULTS, old_version BIGINT) ON COMMIT DROP"
+                "(LIKE {} INCLUDING DEFAULTS, old_version BIGINT, existing BOOLEAN) ON COMMIT DROP"
             ).format(table)
         )
-        names = [*COLUMNS, "old_version"]
+        names = [*COLUMNS, "old_version", "existing"]
         copy = sql.SQL("COPY memtui_stage ({}) FROM STDIN").format(
             sql.SQL(", ").join(map(sql.Identifier, names))
         )
         with cur.copy(copy) as out:
             for done, (base, row) in enumerate(written):
                 stage.tick(done)
-                values = [rows.db_value(k, row[k]) for k in COLUMNS]
-                values[COLUMNS.index("embedding")] = (
-                    Jsonb(row["embedding"]) if row["embedding"] is not None else None
-                )
-                out.write_row([*values, base["version"] if base is not None else None])
+                values = [self._shape.db_value(k, row[k]) for k in COLUMNS]
+                old = base["version"] if base is not None else None
+                out.write_row([*values, old, base is not None])
         assign = sql.SQL(", ").join(
             sql.SQL("{0} = s.{0}").format(sql.Identifier(c)) for c in rows.WRITTEN
         )
@@ -669,7 +672,7 @@ class PgStore(LedgerViews):
         cur.execute(
             sql.SQL(
                 "UPDATE {} AS t SET {} FROM memtui_stage AS s "
-                "WHERE s.old_version IS NOT NULL AND t.id = s.id AND t.version = s.old_version"
+                "WHERE s.existing AND t.id = s.id AND t.version IS NOT DISTINCT FROM s.old_version"
             ).format(table, assign)
         )
         if cur.rowcount != updates:
@@ -678,9 +681,9 @@ class PgStore(LedgerViews):
             )
         cols = sql.SQL(", ").join(map(sql.Identifier, COLUMNS))
         cur.execute(
-            sql.SQL(
-                "INSERT INTO {} ({}) SELECT {} FROM memtui_stage WHERE old_version IS NULL"
-            ).format(table, cols, cols)
+            sql.SQL("INSERT INTO {} ({}) SELECT {} FROM memtui_stage WHERE NOT existing").format(
+                table, cols, cols
+            )
         )
 
     def _write_outbox(
@@ -748,7 +751,7 @@ class PgStore(LedgerViews):
     def _after_commit(self, tx: Transaction, written: list[tuple[Row | None, Row]]) -> None:
         count, top, versions, _ = self._stamp
         for base, row in written:
-            versions += row["version"] - (base["version"] if base is not None else 0)
+            versions += row["version"] - ((base["version"] or 0) if base is not None else 0)
             if base is None:
                 count, top = count + 1, max(top, int(row["id"]))
         self._stamp, self._counters = (count, top, versions, tx.id), None
