@@ -7,6 +7,9 @@ memtui's ledger and cuts both sides at the next COMMIT (once), in one of three p
 - `"after-reply"`: the server committed; its CommandComplete is forwarded, the ReadyForQuery
   that ends the reply is not.
 
+`cut_next("copy")` instead cuts as soon as the server is ready for the rows of memtui's COPY
+into its staging table (the CopyInResponse forwarded), while memtui sends them.
+
 Otherwise every connection and message passes through unchanged. The client must not ask for SSL
 (`sslmode=disable`): the proxy reads the server's messages by their frames.
 """
@@ -19,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
 _ARM = b"INSERT INTO memtui_ledger"
+_ARM_COPY = b"COPY memtui_stage"
 _COMMIT = b"COMMIT\x00"
 
 
@@ -35,7 +39,7 @@ class CommitCutter:
 
     def cut_next(self, mode: str) -> None:
         """Cut the connection at the next COMMIT of a memtui transaction, at `mode`."""
-        assert mode in ("before", "mid-reply", "after-reply")
+        assert mode in ("before", "mid-reply", "after-reply", "copy")
         self.mode, self.cuts = mode, 0
 
     def dsn(self, server_dsn: str) -> str:
@@ -91,7 +95,8 @@ class _Pair:
         try:
             while not self.done and (chunk := self.client.recv(65536)):
                 seen = tail + chunk
-                if _ARM in seen and self.proxy.waiting:
+                arm = _ARM_COPY if self.proxy.mode == "copy" else _ARM
+                if arm in seen and self.proxy.waiting:
                     self.armed = True
                 if (
                     self.armed
@@ -119,13 +124,17 @@ class _Pair:
                     if len(buf) < size:
                         break
                     message, buf = buf[:size], buf[size:]
-                    if (
-                        self.armed
-                        and self.proxy.mode != "before"
+                    copying = self.proxy.mode == "copy" and message[:1] == b"G"
+                    committed = (
+                        self.proxy.mode in ("mid-reply", "after-reply")
                         and message[:1] == b"C"
                         and message[5:] == _COMMIT
-                        and self.proxy.take_cut()
-                    ):
+                    )
+                    if self.armed and (copying or committed) and self.proxy.take_cut():
+                        if copying:
+                            self.client.sendall(out + message)
+                            self._cut()
+                            return
                         out += message if self.proxy.mode == "after-reply" else message[:3]
                         self.client.sendall(out)
                         self._cut()

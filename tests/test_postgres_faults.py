@@ -11,6 +11,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from memtui.errors import MemtuiError
+from memtui.service import EntryEdit, Service
+from memtui.stores.transfer import create_native_store
 from tests.pg_agent import insert, restored_part, rows
 from tests.pg_proxy import commit_cutter
 from tests.pg_server import PgServer, pg_dsn, pg_server  # noqa: F401
@@ -113,3 +116,56 @@ def test_a_commit_the_server_never_got_is_reported_not_made_and_the_retry_works(
         undone = _memtui("undo", dsn)
     assert undone.returncode == 0, undone.stderr
     assert restored_part(rows(server_dsn)) == restored_part(before)
+
+
+def test_memory_text_inside_a_server_error_is_escaped_and_said_once(
+    pg_dsn: str,  # noqa: F811
+) -> None:
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        ident = insert(conn, "short")
+        conn.execute("ALTER TABLE long_term_memory ALTER COLUMN content TYPE VARCHAR(20)")
+    before = rows(pg_dsn)
+    text = "\x1b[31mred, and far too long for the column\x1b[0m"
+    failed = _memtui("edit", pg_dsn, str(ident), "--content", text)
+    assert failed.returncode == 1
+    assert "the change was not made: value too long" in failed.stderr
+    assert "\x1b" not in failed.stderr and "\\x1b[31mred" in failed.stderr  # the COPY's CONTEXT
+    assert failed.stderr.count("\n") == 1  # not psycopg's "error ignored terminating <Copy>"
+    assert rows(pg_dsn) == before
+
+
+def test_the_service_says_a_table_changed_in_the_database_and_an_outage_is_no_change(
+    pg_server: PgServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    server_dsn = pg_server.create_database()
+    _seed(server_dsn)
+    svc = Service()
+    with commit_cutter(pg_server.port) as proxy:
+        store = svc.open(proxy.dsn(server_dsn))
+        assert svc.changed_outside(store) == "changed in the database"
+        assert not store.changed_on_disk()
+    store.close()  # the proxy is gone: the server is out of reach
+    assert not store.changed_on_disk()
+    path = tmp_path / "native.json"
+    create_native_store(path, [], now=svc.now(), kind="import", reason="test")
+    assert svc.changed_outside(svc.open(path)) == "changed on disk"
+
+
+def test_a_connection_lost_while_rows_are_sent_is_one_line_and_nothing_changes(
+    pg_server: PgServer,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server_dsn = pg_server.create_database()
+    _seed(server_dsn)
+    before = rows(server_dsn)
+    svc = Service()
+    with commit_cutter(pg_server.port) as proxy:
+        store = svc.open(proxy.dsn(server_dsn))
+        proxy.cut_next("copy")
+        with pytest.raises(MemtuiError) as failed:  # megabytes: the COPY is cut mid-stream
+            svc.edit(store, "1", EntryEdit(content="a long memory " * 400_000))
+        assert proxy.cuts == 1
+    assert "the change was not made" in str(failed.value) and "\n" not in str(failed.value)
+    assert "error ignored terminating" not in caplog.text  # psycopg's note on the COPY it left
+    assert rows(server_dsn) == before and _ledger(server_dsn) == []

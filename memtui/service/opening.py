@@ -79,6 +79,11 @@ class StoresMixin(ServiceBase):
         hint = "Your memtui store is empty. Run `memtui demo` to explore a realistic one."
         return str(native), hint
 
+    def changed_outside(self, store: Store) -> str:
+        """How a front end says another writer changed the store since memtui read it:
+        "changed on disk" (a file), "changed in the database" (a table)."""
+        return f"changed {store.place}"
+
     def shown_location(self, location: str) -> str:
         """A store location as messages may show it: a database URL without its password."""
         if is_postgres_location(location):

@@ -73,6 +73,7 @@ Stamp = tuple[int, int, int, int]
 
 class PgStore(LedgerViews):
     format_name = "postgres"
+    place = "in the database"
     sidecar: Path | None = None  # memtui keeps no files beside a database
 
     def __init__(
@@ -270,7 +271,7 @@ class PgStore(LedgerViews):
                 self._counters = counters
                 return self._changed
         except (psycopg.Error, MemtuiError):
-            return True
+            return self._changed  # a server out of reach changed nothing
 
     # -- the ledger -----------------------------------------------------------------------
 
