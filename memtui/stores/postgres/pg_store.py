@@ -16,7 +16,7 @@ import hashlib
 import logging
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -151,6 +151,14 @@ class PgStore(LedgerViews):
             )
         text = one_line(" ".join(str(error).split())) or type(error).__name__
         return self.location.scrub(text)
+
+    @contextlib.contextmanager
+    def _asking(self, what: str) -> Iterator[None]:
+        """A server error while memtui reads `what` as one line."""
+        try:
+            yield
+        except psycopg.Error as e:
+            raise MemtuiError(f"{self.path}: cannot read {what}: {self._why(e)}") from None
 
     def _ident(self) -> sql.Identifier:
         return sql.Identifier(*self.table.split("."))
@@ -301,7 +309,7 @@ class PgStore(LedgerViews):
     def backups(self) -> list[Backup]:
         """Newest first; backup `…-txN` holds the rows transaction N touched, as they were."""
         conn = self._connection()
-        with conn.transaction():
+        with self._asking("the backups"), conn.transaction():
             cur = conn.cursor()
             if not self._exists(cur, schema.BACKUP):
                 return []
@@ -442,6 +450,7 @@ class PgStore(LedgerViews):
             if body is None or not (conn.broken or conn.closed):
                 raise MemtuiError(f"{self.path}: the change was not made: {self._why(e)}") from None
             self._settle(tx.id, body, e)  # returns only when the server did commit
+            recording.end()
         if created:
             self.notices.append(schema.NOTICE)
             log.warning("%s", schema.NOTICE)
@@ -805,7 +814,7 @@ class PgStore(LedgerViews):
         before it, as one (undoable) transaction."""
         backup = self._find_backup(name)
         conn = self._connection()
-        with conn.transaction():
+        with self._asking("the backup"), conn.transaction():
             found = conn.execute(
                 f"SELECT DISTINCT ON (memory_id) memory_id, row_image FROM {schema.BACKUP} "
                 "WHERE store_table = %s AND tx_id >= %s ORDER BY memory_id, tx_id",
@@ -845,7 +854,7 @@ class PgStore(LedgerViews):
         not byte for byte a copy of this table made in this database."""
         digest = copies.digest_of(source)
         conn = self._connection()
-        with conn.transaction():
+        with self._asking("its copies"), conn.transaction():
             cur = conn.cursor()
             known = (
                 self._exists(cur, copies.COPY)
