@@ -4,6 +4,7 @@ applied and undone (NULL kept NULL, values written back as the table declares th
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -17,6 +18,7 @@ from tests.pg_server import PgServer, pg_server  # noqa: F401
 _NULLABLE = (
     "ALTER TABLE long_term_memory ALTER COLUMN {0} DROP NOT NULL, ALTER COLUMN {0} DROP DEFAULT"
 )
+_NOW = datetime(2026, 11, 30, 12, 0, 0, 654_321, tzinfo=UTC)
 _TIMES = ("created_at", "last_accessed", "updated_at", "superseded_at", "deleted_at")
 
 # variant → the statements that make the Go table into it (after the rows are in)
@@ -47,6 +49,9 @@ HANDLED: dict[str, list[str]] = {
         f"ALTER TABLE long_term_memory ALTER COLUMN {c} TYPE TIMESTAMPTZ "
         f"USING {c} AT TIME ZONE 'UTC'"
         for c in _TIMES
+    ],
+    "times TIMESTAMP(0)": [
+        f"ALTER TABLE long_term_memory ALTER COLUMN {c} TYPE TIMESTAMP(0)" for c in _TIMES
     ],
     "created_at DATE": [
         "ALTER TABLE long_term_memory ALTER COLUMN created_at TYPE DATE",
@@ -122,7 +127,7 @@ def test_a_table_variant_reads_changes_and_undoes_as_it_is_declared(
         for statement in HANDLED[variant]:
             conn.execute(statement)
     before = _table(dsn)
-    svc = Service()
+    svc = Service(clock=lambda: _NOW)  # a fraction of a second: a TIMESTAMP(0) rounds it
 
     store = svc.open(dsn)
     assert len(store) == 5
@@ -169,3 +174,27 @@ def test_a_table_memtui_cannot_use_is_refused_at_open_in_one_line(
     text = str(refused.value)
     assert message in text and "\n" not in text
     assert "postgresql://postgres@127.0.0.1" in text
+
+
+def test_a_merge_into_a_table_whose_id_is_an_identity_column(
+    pg_server: PgServer,  # noqa: F811
+) -> None:
+    dsn = pg_server.create_database()
+    _seed(dsn)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("ALTER TABLE long_term_memory ALTER COLUMN id DROP DEFAULT")
+        conn.execute("DROP SEQUENCE long_term_memory_id_seq")
+        conn.execute(
+            "ALTER TABLE long_term_memory ALTER COLUMN id "
+            "ADD GENERATED ALWAYS AS IDENTITY (START WITH 100)"
+        )
+    before = _table(dsn)
+    svc = Service()
+    tx = svc.merge(svc.open(dsn), ["3", "4"], content="the user lives in Berlin")
+    assert tx.details["merged"] == "100"  # the identity's next value
+    store = svc.open(dsn)
+    assert store.get("100").supersedes == ("3", "4")
+    svc.undo(store)
+    after = {row[0]: row for row in _table(dsn)}
+    assert [after[row[0]] for row in before] == before
+    assert after["100"][-1] is not None  # the merged row, a tombstone now

@@ -691,9 +691,10 @@ class PgStore(LedgerViews):
             )
         cols = sql.SQL(", ").join(map(sql.Identifier, COLUMNS))
         cur.execute(
-            sql.SQL("INSERT INTO {} ({}) SELECT {} FROM memtui_stage WHERE NOT existing").format(
-                table, cols, cols
-            )
+            sql.SQL(
+                "INSERT INTO {} ({}) OVERRIDING SYSTEM VALUE "
+                "SELECT {} FROM memtui_stage WHERE NOT existing"
+            ).format(table, cols, cols)
         )
 
     def _write_outbox(

@@ -3,16 +3,17 @@ selects it and what it writes into it, so a value goes back as the table declare
 
 Accepted beyond the Go system's own types: `REAL` and `NUMERIC` importance (read as a double;
 what memtui writes is rounded as the column will round it, so a row reads back as memtui wrote
-it), `TIMESTAMPTZ` and `DATE` times, an embedding held as `JSON`, as text holding a JSON array
-or as an array of numbers, and NULL in any column. Anything else (a view, a missing column, a
-column of another type) is refused at open in one line naming the column.
+it), `TIMESTAMPTZ`, `DATE` and `TIMESTAMP(p)` times (rounded the same way), an embedding held
+as `JSON`, as text holding a JSON array or as an array of numbers, and NULL in any column.
+Anything else (a view, a missing column, a column of another type) is refused at open in one
+line naming the column.
 """
 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -58,6 +59,8 @@ class Shape:
     """column → its type's name (`float4`, `timestamptz`, `_text`, …)."""
     scale: int | None = None
     """The decimal places a `NUMERIC(p, s)` importance keeps (None: as many as given)."""
+    precision: dict[str, int] = field(default_factory=dict)
+    """time column → the second's decimal places it keeps, when fewer than 6."""
 
     @classmethod
     def of_go(cls) -> Shape:
@@ -93,11 +96,14 @@ class Shape:
                 raise StoreFormatError(
                     f"{where}: {table}.{column} is {declared}; memtui reads it as {what}"
                 )
-        typmod = columns["importance"][2]
-        scale = (
-            (typmod - 4) & 0xFFFF if columns["importance"][0] == "numeric" and typmod >= 4 else None
-        )
-        return cls({c: columns[c][0] for c in COLUMNS}, scale)
+        kind, _, typmod = columns["importance"]
+        scale = (typmod - 4) & 0xFFFF if kind == "numeric" and typmod >= 4 else None
+        precision = {
+            c: columns[c][2]
+            for c in TIMES
+            if columns[c][0] in ("timestamp", "timestamptz") and 0 <= columns[c][2] < 6
+        }
+        return cls({c: columns[c][0] for c in COLUMNS}, scale, precision)
 
     def _cast(self, column: str) -> str | None:
         """The select expression of a column not read as it is (None: as it is)."""
@@ -168,10 +174,15 @@ class Shape:
                 step = Decimal(1).scaleb(-self.scale)
                 out["importance"] = float(Decimal(repr(importance)).quantize(step, ROUND_HALF_UP))
         for column in TIMES:
-            if self.types[column] == "date" and out[column] is not None:
-                when = parse_iso(out[column])
-                if when is not None:
-                    out[column] = format_iso(datetime(when.year, when.month, when.day, tzinfo=UTC))
+            when = parse_iso(out.get(column))
+            if when is None:
+                continue
+            if self.types[column] == "date":
+                out[column] = format_iso(datetime(when.year, when.month, when.day, tzinfo=UTC))
+            elif column in self.precision:  # rounded half up, as the server rounds
+                step = 10 ** (6 - self.precision[column])
+                kept = (when.microsecond + step // 2) // step * step
+                out[column] = format_iso(when.replace(microsecond=0) + timedelta(microseconds=kept))
         if self.types["embedding"] in _JSON_TEXT and isinstance(out["embedding"], list):
             out["embedding"] = orjson.dumps(out["embedding"]).decode()
         return out
