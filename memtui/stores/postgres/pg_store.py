@@ -462,7 +462,7 @@ class PgStore(LedgerViews):
         ledger (written in the same transaction), on a new connection. Returns when it did;
         raises, saying what is certain, when it did not or when memtui cannot tell."""
         lost = self._why(error)
-        self._conn = None
+        self.close()
         try:
             conn = self._connection()
             with conn.transaction():
