@@ -87,12 +87,9 @@ class StoresMixin(ServiceBase):
     def shown_location(self, location: str) -> str:
         """A store location as messages may show it: a database URL without its password."""
         if is_postgres_location(location):
-            from memtui.stores.postgres.location import PgLocation, redacted
+            from memtui.stores.postgres.location import PgLocation
 
-            try:
-                return str(PgLocation.parse(location).display)
-            except MemtuiError:
-                return redacted(location)
+            return str(PgLocation.parse(location).display)
         return location
 
     def demo(

@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING
 from memtui.errors import MemtuiError
 from memtui.stores.backups import DEFAULT_KEEP
 from memtui.stores.postgres.limits import DEFAULT_LIMITS, PgLimits
-from memtui.stores.postgres.location import INSTALL_HINT, is_postgres_location
+from memtui.stores.postgres.location import is_postgres_location
 
 if TYPE_CHECKING:
     from memtui.stores.postgres.pg_store import PgStore
+
+INSTALL_HINT = 'PostgreSQL stores need psycopg: pip install "memtui[postgres]"'
 
 
 def open_postgres_store(

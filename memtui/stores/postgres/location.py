@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from memtui.errors import MemtuiError
 
-INSTALL_HINT = 'PostgreSQL stores need psycopg: pip install "memtui[postgres]"'
 SCHEMES = ("postgresql://", "postgres://")
 DEFAULT_TABLE = "long_term_memory"
 _TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
@@ -49,15 +48,10 @@ class PgLocation:
     table: str = DEFAULT_TABLE
     user: str | None = None
     password: str | None = field(default=None, repr=False)
-    secrets: tuple[str, ...] = field(default=(), repr=False)
-    """Every spelling of the password the URL holds (as written, percent-decoded)."""
 
     @classmethod
     def parse(cls, location: str) -> PgLocation:
-        """Read as libpq reads the URL (`psycopg.conninfo`); the display is the URL as written
-        with its password cut out. A URL libpq cannot read, or whose host would take part of an
-        unencoded password, is refused naming only the redacted URL."""
-        url, fragment = _split_fragment(location)
+        url, _, fragment = location.partition("#")
         options = dict(parse_qsl(fragment))
         unknown = sorted(options.keys() - {"table", "user"})
         if unknown:
@@ -65,86 +59,24 @@ class PgLocation:
         table = options.get("table") or DEFAULT_TABLE
         if not _TABLE.match(table):
             raise MemtuiError(f"{table!r} is not a table name")
-        head, userinfo, rest = _libpq_parts(url)
-        if "@" in rest.partition("?")[0]:
-            raise MemtuiError(
-                f"{redacted(location)}: a password with '@' or '/' must be percent-encoded "
-                "(%40, %2F): as written, part of it would be taken for the host"
-            )
-        try:
-            import psycopg
-            from psycopg.conninfo import conninfo_to_dict
-        except ImportError:
-            raise MemtuiError(INSTALL_HINT) from None
-        try:
-            params = conninfo_to_dict(url)
-        except psycopg.Error:
-            raise MemtuiError(
-                f"{redacted(location)}: not a database URL libpq reads (characters such as % "
-                "in a password must be percent-encoded)"
-            ) from None
-        secrets: list[str] = []
-        login = userinfo
-        if userinfo is not None and ":" in userinfo:
-            login, _, written = userinfo.partition(":")
-            secrets += [written, unquote(written)]
-        path, mark, query = rest.partition("?")
-        kept = []
-        for item in query.split("&") if mark else []:
-            key, _, value = item.partition("=")
-            if unquote(key) == "password":
-                secrets += [value, unquote(value)]
-            else:
-                kept.append(item)
-        password = str(params["password"]) if params.get("password") else None
-        if password:
-            secrets.append(password)
-        display = head + (f"{login}@" if login is not None else "") + path
-        if kept:
-            display += "?" + "&".join(kept)
+        parts = urlsplit(url)
+        password = unquote(parts.password) if parts.password is not None else None
+        netloc = parts.netloc
+        if password is not None:
+            login, _, host = netloc.rpartition("@")
+            netloc = login.partition(":")[0] + "@" + host
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        for key, value in query:
+            if key == "password":
+                password = value
+        shown_query = urlencode([(k, v) for k, v in query if k != "password"])
+        display = urlunsplit((parts.scheme, netloc, parts.path, shown_query, ""))
         if options:
             display += "#" + urlencode(sorted(options.items()))
-        shown = tuple(sorted({x for x in secrets if x}, key=len, reverse=True))
-        return cls(url, PgPath(display), table, options.get("user") or None, password, shown)
+        return cls(url, PgPath(display), table, options.get("user") or None, password)
 
     def scrub(self, text: str) -> str:
         """`text` (a driver's message) without the password, should it quote it."""
-        for secret in self.secrets:
-            text = text.replace(secret, "***")
+        if self.password:
+            text = text.replace(self.password, "***")
         return text
-
-
-def _split_fragment(location: str) -> tuple[str, str]:
-    """The URL and memtui's `#…` options: the last `#` after the user info (a password may
-    hold a `#`; libpq gives the character no meaning)."""
-    head, userinfo, _ = _libpq_parts(location)
-    start = len(head) + (len(userinfo) + 1 if userinfo is not None else 0)
-    cut = location.rfind("#", start)
-    if cut < 0:
-        return location, ""
-    return location[:cut], location[cut + 1 :]
-
-
-def _libpq_parts(url: str) -> tuple[str, str | None, str]:
-    """(`scheme://`, the user info or None, the rest) as libpq splits a URL: the user info
-    runs to the first `@` unless a `/` comes first."""
-    scheme, sep, rest = url.partition("://")
-    head = scheme + sep
-    for index, char in enumerate(rest):
-        if char == "/":
-            break
-        if char == "@":
-            return head, rest[:index], rest[index + 1 :]
-    return head, None, rest
-
-
-def redacted(location: str) -> str:
-    """A location as a message may quote it whatever it holds: everything before its last
-    `@` but the user name, and every `password=` value, replaced by `***`."""
-    scheme, sep, rest = location.partition("://")
-    if "@" in rest:
-        login, _, host = rest.rpartition("@")
-        user = login.partition(":")[0].partition("/")[0]
-        rest = f"{user}:***@{host}" if user else f"***@{host}"
-    rest = re.sub(r"(?i)(password=)[^&#]*", r"\1***", rest)
-    return scheme + sep + rest
