@@ -1,6 +1,6 @@
-"""A password in a database URL never reaches what memtui shows or saves, whatever it holds:
-the URL is read as libpq reads it; one libpq cannot read, or whose host would take part of an
-unencoded password, is refused in one line quoting it redacted."""
+"""A password in a database URL never reaches what memtui shows or saves on a working server,
+whatever it holds: `stats`, the plan's "store", the undo hint, history, a failed connection
+(the URLs libpq would misread are refused: tests/test_faults_pg_names.py)."""
 
 from __future__ import annotations
 
@@ -21,11 +21,6 @@ READ = {
     "encoded @ / #": (":p%40ss%2Fw%23rd9K@", ["p@ss/w#rd9K", "p%40ss%2Fw%23rd9K", "rd9K"]),
     "unencoded #": (":pa#ss7Yx@", ["pa#ss7Yx", "ss7Yx"]),
     "percent-encoded letters": (":%41%42c8Vu@", ["ABc8Vu", "%41%42c8Vu", "c8Vu"]),
-}
-REFUSED = {
-    "unencoded @": (":pa@ss9Qw@", ["ss9Qw"], "must be percent-encoded"),
-    "unencoded /": (":pa/Wv7y@", ["Wv7y"], "must be percent-encoded"),
-    "bad percent-encoding": (":s3cr%zzT4@", ["s3cr", "zzT4"], "not a database URL libpq reads"),
 }
 
 
@@ -73,15 +68,3 @@ def test_a_password_is_cut_out_of_every_name_shown_or_saved(
             assert secret not in result.out + result.err, (secret, result)
     for secret in secrets:
         assert secret not in saved
-
-
-@pytest.mark.parametrize("case", sorted(REFUSED))
-def test_a_url_that_would_leak_its_password_is_refused_redacted(
-    cli: Callable[..., CliResult], case: str
-) -> None:
-    written, secrets, said = REFUSED[case]
-    result = cli("list", f"postgresql://qm{written}127.0.0.1:1/leak")
-    assert result.code == 1 and result.err.count("\n") == 1
-    assert said in result.err and "postgresql://qm:***@127.0.0.1:1/leak" in result.err
-    for secret in secrets:
-        assert secret not in result.err
