@@ -266,7 +266,7 @@ class PgStore(LedgerViews):
         fraction of a second of the server's time), so it runs only when the server's
         write counters for the table and the ledger moved since the last one, and every
         `_FULL_POLL`-th time regardless (the counters reach the server up to a few seconds
-        late, and may be off)."""
+        late, and may be off). A server out of reach keeps the last answer: it is no change."""
         try:
             conn = self._connection()
             with conn.transaction():
