@@ -4,8 +4,9 @@ memtui reconnects and reads its own ledger to say whether the change was made.""
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
@@ -14,19 +15,33 @@ import pytest
 from memtui.errors import MemtuiError
 from memtui.service import EntryEdit, Service
 from memtui.stores.transfer import create_native_store
+from tests.conftest import CliResult
 from tests.pg_agent import insert, restored_part, rows
 from tests.pg_proxy import commit_cutter
 from tests.pg_server import PgServer, pg_dsn, pg_server  # noqa: F401
 
 
-def _memtui(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "memtui", *map(str, args)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def memtui(cli: Callable[..., CliResult], caplog: pytest.LogCaptureFixture) -> Callable[..., Ran]:
+    """A command run in this process; its stderr as the user's terminal shows it: memtui's
+    warnings (logging writes them there), then what the command printed."""
+
+    def run(*args: str | Path) -> Ran:
+        caplog.clear()
+        result = cli(*args)
+        said = "".join(
+            f"{r.getMessage()}\n" for r in caplog.records if r.levelno >= logging.WARNING
+        )
+        return Ran(result.code, result.out, said + result.err)
+
+    return run
 
 
 def _seed(dsn: str) -> None:
@@ -51,6 +66,7 @@ def _ledger(dsn: str) -> list[int]:
 @pytest.mark.parametrize("mode", ["mid-reply", "after-reply"])
 def test_a_commit_whose_answer_was_lost_is_reported_made(
     pg_server: PgServer,  # noqa: F811
+    memtui: Callable[..., Ran],
     tmp_path: Path,
     mode: str,
 ) -> None:
@@ -60,9 +76,9 @@ def test_a_commit_whose_answer_was_lost_is_reported_made(
     plan = tmp_path / "plan.json"
     with commit_cutter(pg_server.port) as proxy:
         dsn = proxy.dsn(server_dsn)
-        assert _memtui("plan", dsn, "--out", plan).returncode == 0
+        assert memtui("plan", dsn, "--out", plan).returncode == 0
         proxy.cut_next(mode)
-        applied = _memtui("apply", dsn, plan, "--yes")
+        applied = memtui("apply", dsn, plan, "--yes")
         assert proxy.cuts == 1
         assert applied.returncode == 0, applied.stderr
         assert "in transaction 1" in applied.stdout
@@ -71,11 +87,11 @@ def test_a_commit_whose_answer_was_lost_is_reported_made(
         assert "memtui created its tables" in applied.stderr  # that transaction did commit
         assert _ledger(server_dsn) == [1] and rows(server_dsn) != before
         # a retry is refused for what it is: the plan's entries have changed
-        again = _memtui("apply", dsn, plan, "--yes")
+        again = memtui("apply", dsn, plan, "--yes")
         assert again.returncode == 1 and _ledger(server_dsn) == [1]
 
         proxy.cut_next(mode)
-        undone = _memtui("undo", dsn)
+        undone = memtui("undo", dsn)
         assert proxy.cuts == 1
     assert undone.returncode == 0, undone.stderr
     assert "undid transaction 1 as transaction 2" in undone.stdout
@@ -86,6 +102,7 @@ def test_a_commit_whose_answer_was_lost_is_reported_made(
 
 def test_a_commit_the_server_never_got_is_reported_not_made_and_the_retry_works(
     pg_server: PgServer,  # noqa: F811
+    memtui: Callable[..., Ran],
     tmp_path: Path,
 ) -> None:
     server_dsn = pg_server.create_database()
@@ -94,9 +111,9 @@ def test_a_commit_the_server_never_got_is_reported_not_made_and_the_retry_works(
     plan = tmp_path / "plan.json"
     with commit_cutter(pg_server.port) as proxy:
         dsn = proxy.dsn(server_dsn)
-        assert _memtui("plan", dsn, "--out", plan).returncode == 0
+        assert memtui("plan", dsn, "--out", plan).returncode == 0
         proxy.cut_next("before")
-        failed = _memtui("apply", dsn, plan, "--yes")
+        failed = memtui("apply", dsn, plan, "--yes")
         assert proxy.cuts == 1
         assert failed.returncode == 1
         assert failed.stderr.count("\n") == 1, failed.stderr
@@ -104,29 +121,30 @@ def test_a_commit_the_server_never_got_is_reported_not_made_and_the_retry_works(
         assert "transaction 1 is not in its ledger" in failed.stderr
         assert "memtui created its tables" not in failed.stderr  # rolled back with the rest
         assert _ledger(server_dsn) == [] and rows(server_dsn) == before
-        retry = _memtui("apply", dsn, plan, "--yes")  # the proxy cuts once
+        retry = memtui("apply", dsn, plan, "--yes")  # the proxy cuts once
         assert retry.returncode == 0, retry.stderr
         assert "in transaction 1" in retry.stdout and _ledger(server_dsn) == [1]
         assert "memtui created its tables" in retry.stderr
 
         proxy.cut_next("before")
-        failed = _memtui("undo", dsn)
+        failed = memtui("undo", dsn)
         assert failed.returncode == 1 and "the change was not made" in failed.stderr
         assert _ledger(server_dsn) == [1]
-        undone = _memtui("undo", dsn)
+        undone = memtui("undo", dsn)
     assert undone.returncode == 0, undone.stderr
     assert restored_part(rows(server_dsn)) == restored_part(before)
 
 
 def test_memory_text_inside_a_server_error_is_escaped_and_said_once(
     pg_dsn: str,  # noqa: F811
+    memtui: Callable[..., Ran],
 ) -> None:
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         ident = insert(conn, "short")
         conn.execute("ALTER TABLE long_term_memory ALTER COLUMN content TYPE VARCHAR(20)")
     before = rows(pg_dsn)
     text = "\x1b[31mred, and far too long for the column\x1b[0m"
-    failed = _memtui("edit", pg_dsn, str(ident), "--content", text)
+    failed = memtui("edit", pg_dsn, str(ident), "--content", text)
     assert failed.returncode == 1
     assert "the change was not made: value too long" in failed.stderr
     assert "\x1b" not in failed.stderr and "\\x1b[31mred" in failed.stderr  # the COPY's CONTEXT
