@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from memtui import locations
+from memtui.config import pg_limits
 from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
 from memtui.demo import make_demo_memories
 from memtui.demo.hermes import demo_files as hermes_demo_files
@@ -28,7 +29,9 @@ class StoresMixin(ServiceBase):
 
     def open(self, location: str | Path, *, warn: bool = True) -> Store:
         if is_postgres_location(location):
-            return open_postgres_store(str(location), self.settings.keep_backups)
+            return open_postgres_store(
+                str(location), self.settings.keep_backups, pg_limits(self.settings)
+            )
         store = FileStore.open(location, self.settings.keep_backups)
         if warn:
             self._opened.append(store)
@@ -76,6 +79,11 @@ class StoresMixin(ServiceBase):
             )
         hint = "Your memtui store is empty. Run `memtui demo` to explore a realistic one."
         return str(native), hint
+
+    def changed_outside(self, store: Store) -> str:
+        """How a front end says another writer changed the store since memtui read it:
+        "changed on disk" (a file), "changed in the database" (a table)."""
+        return f"changed {store.place}"
 
     def shown_location(self, location: str) -> str:
         """A store location as messages may show it: a database URL without its password."""

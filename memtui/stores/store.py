@@ -72,6 +72,8 @@ class Change:
 
 
 class Store(LedgerViews):
+    place = "on disk"
+
     def __init__(
         self, path: Path, fmt: StoreFormat, doc: Document, data: bytes, keep_backups: int
     ) -> None:
