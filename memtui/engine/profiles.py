@@ -79,6 +79,10 @@ class Profile:
     `memtui` (linkage groups, rule wording: engine/grouping.py, engine/wording.py)."""
     linkage: Linkage = "average"
     """How the `memtui` rule groups candidates: `average`, `complete` or `single` (chaining)."""
+    subject_threshold: float | None = None
+    """The `memtui` rule's second tier (None: off): entries about one subject whose average
+    similarity reaches this line become one entry that keeps every fact (engine/subject_tier.py).
+    """
     wording_max_chars: int = 500
     """The `memtui` rule's merged text never grows past this (pi's own cap is 200)."""
     max_paths: int = 20
@@ -130,6 +134,10 @@ class Profile:
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
         out["conflict_categories"] = list(self.conflict_categories)
+        if self.subject_threshold is None:
+            # a plan's params name the subject tier only where it is on: the faithful
+            # profiles' plans stay what they were
+            del out["subject_threshold"]
         return out
 
 
@@ -196,6 +204,7 @@ PROFILES: dict[str, Profile] = {
         # chosen on the labelled set's dev split: the best grouping F1 at precision ≥ 0.8
         # (bench/quality_bench.py --sweep); pairs just under it may be conflicts to decide
         merge_threshold=0.55,
+        subject_threshold=0.25,
         merge_below=None,
         merge_rule="memtui",
         conflict_low=0.45,
@@ -259,6 +268,7 @@ def _limits() -> dict[str, Callable[[Any], str | None]]:
                 "absorb_threshold",
                 "merge_threshold",
                 "merge_below",
+                "subject_threshold",
                 "conflict_low",
                 "conflict_high",
                 "thesearch_merge_score",

@@ -1,0 +1,131 @@
+"""memtui's second tier: complementary facts about one subject become one entry.
+
+The first tier (the same memory said again) groups single entries at the merge line. The
+second continues the same average linkage from where the first stopped, at a lower line: its
+rows are *units*, each an entry the first tier left alone or a group the first tier made,
+weighted by how many entries it stands for, so the mean similarity between two units is the
+mean over all their entries' pairs (the first tier's groups are the start of the dendrogram,
+not a chain link). Cells of −inf (entries whose subjects, numbers or dates say they are apart)
+never link. A component of the candidate graph too large for one full matrix is cut at a
+higher line first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from memtui.engine.clusters import component_labels
+from memtui.engine.grouping import weighted_groups
+
+# entries whose full similarity matrix one clustering holds (float64: 400² is 1.3 MB)
+MAX_COMPONENT = 400
+_STEP = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectGroup:
+    units: list[int]
+    """The units' numbers, in order."""
+    weakest: float
+    """The lowest similarity between two entries of different units."""
+    mean: float
+    """The mean similarity between entries of different units (what average linkage saw)."""
+    strongest: float
+
+
+def subject_groups(
+    unit_of: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    score: np.ndarray,
+    matrix_of: Callable[[list[int]], np.ndarray],
+    threshold: float,
+    max_units: int,
+) -> list[SubjectGroup]:
+    """Groups of two or more units. `unit_of[n]`: the unit of entry n (−1: takes no part);
+    `a`, `b`, `score`: the candidate pairs of entries at or above `threshold`; `matrix_of`:
+    the full (guarded) similarity matrix of some entries."""
+    units = int(unit_of.max()) + 1 if unit_of.size else 0
+    if units < 2 or not a.size:
+        return []
+    ua, ub = unit_of[a], unit_of[b]
+    keep = (ua >= 0) & (ub >= 0) & (ua != ub) & (score >= threshold)
+    out: list[SubjectGroup] = []
+    _components(
+        unit_of, ua[keep], ub[keep], score[keep], threshold, units, matrix_of, max_units, out
+    )
+    out.sort(key=lambda g: g.units[0])
+    return out
+
+
+def _components(
+    unit_of: np.ndarray,
+    ua: np.ndarray,
+    ub: np.ndarray,
+    score: np.ndarray,
+    line: float,
+    units: int,
+    matrix_of: Callable[[list[int]], np.ndarray],
+    max_units: int,
+    out: list[SubjectGroup],
+) -> None:
+    if not ua.size:
+        return
+    label = component_labels(units, ua, ub)
+    linked = np.unique(np.concatenate([ua, ub]))
+    sizes = np.bincount(unit_of[unit_of >= 0], minlength=units)
+    by_label: dict[int, list[int]] = {}
+    for unit in linked.tolist():
+        by_label.setdefault(int(label[unit]), []).append(unit)
+    edge_label = label[ua]
+    for root, members in by_label.items():
+        if len(members) < 2:
+            continue
+        if int(sizes[members].sum()) > MAX_COMPONENT:
+            inside = edge_label == root
+            higher = inside & (score >= line + _STEP)
+            _components(
+                unit_of, ua[higher], ub[higher], score[higher], line + _STEP, units,
+                matrix_of, max_units, out,
+            )  # fmt: skip
+            continue
+        _cluster_component(unit_of, members, sizes, matrix_of, line, max_units, out)
+
+
+def _cluster_component(
+    unit_of: np.ndarray,
+    members: list[int],
+    sizes: np.ndarray,
+    matrix_of: Callable[[list[int]], np.ndarray],
+    threshold: float,
+    max_units: int,
+    out: list[SubjectGroup],
+) -> None:
+    chosen = np.asarray(members, dtype=np.int64)
+    entries = np.flatnonzero(np.isin(unit_of, chosen))
+    row_of_unit = {u: n for n, u in enumerate(members)}
+    rows = np.fromiter((row_of_unit[u] for u in unit_of[entries].tolist()), dtype=np.int64)
+    full = np.asarray(matrix_of(entries.tolist()), dtype=np.float64)
+    never = np.isneginf(full)
+    indicator = np.zeros((len(members), len(entries)))
+    indicator[rows, np.arange(len(entries))] = 1.0
+    weights = sizes[chosen].astype(np.float64)
+    sums = indicator @ np.where(never, 0.0, full) @ indicator.T
+    apart = (indicator @ never.astype(np.float64) @ indicator.T) > 0
+    mean = np.where(apart, -np.inf, sums / np.outer(weights, weights))
+    for group in weighted_groups(mean, weights, threshold, max_units):
+        cells = np.flatnonzero(np.isin(rows, group))
+        sub = full[np.ix_(cells, cells)]
+        cross = rows[cells][:, None] != rows[cells][None, :]
+        values = sub[cross]
+        out.append(
+            SubjectGroup(
+                sorted(members[g] for g in group),
+                float(values.min()),
+                float(values.mean()),
+                float(values.max()),
+            )
+        )
