@@ -259,6 +259,8 @@ def dates_apart(texts: Sequence[str], created: Sequence[datetime | None]) -> np.
     that do not overlap, or one's cannot be resolved and they were not written the same day."""
     n = len(texts)
     out = np.zeros((n, n), dtype=bool)
+    if not any(has_time_words(t) for t in texts):
+        return out
     days = [_day(c) for c in created]
     words = [time_words(t, d) for t, d in zip(texts, days, strict=True)]
     timed = [k for k in range(n) if words[k]]

@@ -22,12 +22,20 @@ from memtui.engine.candidates import (
     candidate_pairs,
     candidate_table,
     memtui_vectors,
+    user_groups,
 )
 from memtui.engine.choices import ExpireKind, MergeRule
 from memtui.engine.clusters import capped_components, clusters, pair_clusters
 from memtui.engine.dates import dates_apart, episodes_differ, has_time_words, resolved
 from memtui.engine.decay import DecayModel, decay_for
-from memtui.engine.embedded import Embeddings
+from memtui.engine.embedded import (
+    Embeddings,
+    SubjectScale,
+    entry_vectors,
+    subject_matrix,
+    subject_pairs,
+)
+from memtui.engine.frames import frames_apart, frames_differ
 from memtui.engine.grouping import linkage_groups, similarity_source
 from memtui.engine.ids import IdMaker
 from memtui.engine.lexical import Vector, numbers_in
@@ -606,12 +614,14 @@ def _memtui_absorb_and_merge(run: PlanRun) -> None:
     line = profile.merge_threshold
     stated = _numbers_stated(b)
     scored = [
-        (p.a, p.b, p.score) for p in pairs if p.score >= line and not _apart(b, stated, p.a, p.b)
+        (p.a, p.b, p.score)
+        for p in pairs
+        if p.score >= line and not _apart(b, stated, p.a, p.b, frames=False)
     ]
     groups = linkage_groups(
         scored,
         b.order,
-        _never_together(b, _similarity_matrix(b, profile.method), stated),
+        _never_together(b, _similarity_matrix(b, profile.method), stated, frames=False),
         line,
         linkage=profile.linkage,
         min_size=profile.cluster_min,
@@ -726,12 +736,15 @@ def _memtui_subject_merge(
             results.append(m.id)
     counts = np.bincount(unit_of[unit_of >= 0], minlength=len(results)).tolist()
     sizes = dict(zip(results, counts, strict=True))
-    scores_of = _never_together(b, _similarity_matrix(b, profile.method), stated)
+    a, c, score, source = found.a, found.b, found.score, _similarity_matrix(b, profile.method)
+    if b.embeddings is not None and profile.subject_cosine is not None:
+        a, c, score, source = _subject_meaning(b, profile, searched, (a, c, score))
+    scores_of = _never_together(b, source, stated, frames=True)
     groups = subject_groups(
         unit_of,
-        found.a,
-        found.b,
-        found.score,
+        a,
+        c,
+        score,
         lambda rows: scores_of([searched[r].id for r in rows]),
         line,
         profile.cluster_max,
@@ -775,6 +788,42 @@ def _memtui_subject_merge(
         )
 
 
+def _subject_meaning(
+    b: _Builder,
+    profile: Profile,
+    searched: Sequence[Memory],
+    pairs: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, Callable[[list[str]], np.ndarray]]:
+    """The subject tier with sentence embeddings: its own reading of a cosine (the fragments of
+    one subject sit lower than restatements), the pairs it adds and its scores."""
+    assert b.embeddings is not None and profile.subject_threshold is not None
+    assert profile.subject_cosine is not None
+    scale = SubjectScale(
+        profile.subject_threshold,
+        profile.subject_cosine,
+        profile.subject_cosine_cjk
+        if profile.subject_cosine_cjk is not None
+        else profile.subject_cosine,
+    )
+    embedded = entry_vectors(searched, b.embeddings)
+    found = [
+        (group[x], group[y], s)
+        for group in user_groups(searched)
+        for x, y, s in subject_pairs([embedded[i] for i in group], scale)
+    ]
+    extra = np.array([t[:2] for t in found], dtype=np.int64).reshape(-1, 2)
+    a = np.concatenate([pairs[0], extra[:, 0]])
+    c = np.concatenate([pairs[1], extra[:, 1]])
+    score = np.concatenate([pairs[2], np.array([t[2] for t in found], dtype=np.float64)])
+    lexical = similarity_source(b.current, b.eligible, "memtui", None, b.vectors)
+    where = {m.id: n for n, m in enumerate(searched)}
+
+    def scores(ids: list[str]) -> np.ndarray:
+        return subject_matrix(lexical(ids), [embedded[where[i]] for i in ids], scale)
+
+    return a, c, score, scores
+
+
 def _dated(members: Sequence[Memory]) -> list[Memory]:
     """The members with their relative time words said as dates (engine/dates.py)."""
     return [
@@ -790,19 +839,28 @@ def _dates_would_move(members: Sequence[Memory]) -> bool:
     return len(days) > 1 and any(has_time_words(m.content) for m in members)
 
 
-def _apart(b: _Builder, stated: Mapping[str, frozenset[str]], x: str, y: str) -> bool:
-    """Two entries that must not join: numbers that disagree, different subjects, or time
-    words that point to different days."""
+def _apart(
+    b: _Builder, stated: Mapping[str, frozenset[str]], x: str, y: str, *, frames: bool
+) -> bool:
+    """Two entries that must not join: numbers that disagree, different subjects, time words
+    that point to different days, or (`frames`: the subject tier) one frame with another value
+    (engine/frames.py; in the first tier it costs restatements on the old labelled set)."""
     if _disagree(stated, x, y):
         return True
     a, c = b.current[x], b.current[y]
-    return subjects_differ(a.content, c.content) or episodes_differ(
-        a.content, a.created_at, c.content, c.created_at
+    return (
+        subjects_differ(a.content, c.content)
+        or episodes_differ(a.content, a.created_at, c.content, c.created_at)
+        or (frames and frames_differ(a.content, c.content))
     )
 
 
 def _never_together(
-    b: _Builder, scores: Callable[[list[str]], np.ndarray], stated: Mapping[str, frozenset[str]]
+    b: _Builder,
+    scores: Callable[[list[str]], np.ndarray],
+    stated: Mapping[str, frozenset[str]],
+    *,
+    frames: bool,
 ) -> Callable[[list[str]], np.ndarray]:
     """Scores with −inf between entries that must not join (`_apart`), so that no linkage
     puts them in one group: numbers that disagree are offered as conflicts instead."""
@@ -812,6 +870,8 @@ def _never_together(
         memories = [b.current[i] for i in ids]
         texts = [m.content for m in memories]
         never = subjects_apart(texts) | dates_apart(texts, [m.created_at for m in memories])
+        if frames:
+            never |= frames_apart(texts)
         with_numbers = [(n, i) for n, i in enumerate(ids) if i in stated]
         for x, (n, a) in enumerate(with_numbers):
             for m, c in with_numbers[x + 1 :]:

@@ -83,6 +83,11 @@ class Profile:
     """The `memtui` rule's second tier (None: off): entries about one subject whose average
     similarity reaches this line become one entry that keeps every fact (engine/subject_tier.py).
     """
+    subject_cosine: float | None = None
+    """With sentence embeddings: the cosine at which a pair reaches the subject line (a pair's
+    subject score is max(lexical, its cosine scaled so this lands on the line, 1 on 1))."""
+    subject_cosine_cjk: float | None = None
+    """The same for two texts mostly in CJK script (default: `subject_cosine`)."""
     wording_max_chars: int = 500
     """The `memtui` rule's merged text never grows past this (pi's own cap is 200)."""
     max_paths: int = 20
@@ -137,7 +142,8 @@ class Profile:
         if self.subject_threshold is None:
             # a plan's params name the subject tier only where it is on: the faithful
             # profiles' plans stay what they were
-            del out["subject_threshold"]
+            for key in ("subject_threshold", "subject_cosine", "subject_cosine_cjk"):
+                del out[key]
         return out
 
 
@@ -205,6 +211,8 @@ PROFILES: dict[str, Profile] = {
         # (bench/quality_bench.py --sweep); pairs just under it may be conflicts to decide
         merge_threshold=0.55,
         subject_threshold=0.25,
+        subject_cosine=0.45,
+        subject_cosine_cjk=0.45,
         merge_below=None,
         merge_rule="memtui",
         conflict_low=0.45,
@@ -269,6 +277,8 @@ def _limits() -> dict[str, Callable[[Any], str | None]]:
                 "merge_threshold",
                 "merge_below",
                 "subject_threshold",
+                "subject_cosine",
+                "subject_cosine_cjk",
                 "conflict_low",
                 "conflict_high",
                 "thesearch_merge_score",

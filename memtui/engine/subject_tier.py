@@ -54,49 +54,56 @@ def subject_groups(
     ua, ub = unit_of[a], unit_of[b]
     keep = (ua >= 0) & (ub >= 0) & (ua != ub) & (score >= threshold)
     out: list[SubjectGroup] = []
+    entries = np.flatnonzero(unit_of >= 0)
+    entries = entries[np.argsort(unit_of[entries], kind="stable")]
+    bounds = np.searchsorted(unit_of[entries], np.arange(units + 1))
+    members_of = [entries[bounds[u] : bounds[u + 1]] for u in range(units)]
+    sizes = np.diff(bounds)
     _components(
-        unit_of, ua[keep], ub[keep], score[keep], threshold, units, matrix_of, max_units, out
-    )
+        unit_of, members_of, sizes, ua[keep], ub[keep], score[keep], threshold, matrix_of,
+        max_units, out,
+    )  # fmt: skip
     out.sort(key=lambda g: g.units[0])
     return out
 
 
 def _components(
     unit_of: np.ndarray,
+    members_of: list[np.ndarray],
+    sizes: np.ndarray,
     ua: np.ndarray,
     ub: np.ndarray,
     score: np.ndarray,
     line: float,
-    units: int,
     matrix_of: Callable[[list[int]], np.ndarray],
     max_units: int,
     out: list[SubjectGroup],
 ) -> None:
     if not ua.size:
         return
-    label = component_labels(units, ua, ub)
+    label = component_labels(len(members_of), ua, ub)
     linked = np.unique(np.concatenate([ua, ub]))
-    sizes = np.bincount(unit_of[unit_of >= 0], minlength=units)
-    by_label: dict[int, list[int]] = {}
-    for unit in linked.tolist():
-        by_label.setdefault(int(label[unit]), []).append(unit)
+    linked = linked[np.argsort(label[linked], kind="stable")]
+    cuts = np.flatnonzero(np.diff(label[linked])) + 1
     edge_label = label[ua]
-    for root, members in by_label.items():
+    for part in np.split(linked, cuts):
+        members = part.tolist()
         if len(members) < 2:
             continue
-        if int(sizes[members].sum()) > MAX_COMPONENT:
+        root = int(label[part[0]])
+        if int(sizes[part].sum()) > MAX_COMPONENT:
             inside = edge_label == root
             higher = inside & (score >= line + _STEP)
             _components(
-                unit_of, ua[higher], ub[higher], score[higher], line + _STEP, units,
-                matrix_of, max_units, out,
+                unit_of, members_of, sizes, ua[higher], ub[higher], score[higher],
+                line + _STEP, matrix_of, max_units, out,
             )  # fmt: skip
             continue
-        _cluster_component(unit_of, members, sizes, matrix_of, line, max_units, out)
+        _cluster_component(members_of, members, sizes, matrix_of, line, max_units, out)
 
 
 def _cluster_component(
-    unit_of: np.ndarray,
+    members_of: list[np.ndarray],
     members: list[int],
     sizes: np.ndarray,
     matrix_of: Callable[[list[int]], np.ndarray],
@@ -105,19 +112,17 @@ def _cluster_component(
     out: list[SubjectGroup],
 ) -> None:
     chosen = np.asarray(members, dtype=np.int64)
-    entries = np.flatnonzero(np.isin(unit_of, chosen))
-    row_of_unit = {u: n for n, u in enumerate(members)}
-    rows = np.fromiter((row_of_unit[u] for u in unit_of[entries].tolist()), dtype=np.int64)
+    entries = np.concatenate([members_of[u] for u in members])
+    rows = np.repeat(np.arange(len(members)), sizes[chosen])
     full = np.asarray(matrix_of(entries.tolist()), dtype=np.float64)
     never = np.isneginf(full)
-    indicator = np.zeros((len(members), len(entries)))
-    indicator[rows, np.arange(len(entries))] = 1.0
     weights = sizes[chosen].astype(np.float64)
-    sums = indicator @ np.where(never, 0.0, full) @ indicator.T
-    apart = (indicator @ never.astype(np.float64) @ indicator.T) > 0
+    starts = np.concatenate([[0], np.cumsum(sizes[chosen])[:-1]])
+    sums = _block_sums(np.where(never, 0.0, full), starts)
+    apart = _block_sums(never.astype(np.float64), starts) > 0
     mean = np.where(apart, -np.inf, sums / np.outer(weights, weights))
     for group in weighted_groups(mean, weights, threshold, max_units):
-        cells = np.flatnonzero(np.isin(rows, group))
+        cells = np.flatnonzero(np.isin(rows, np.asarray(group)))
         sub = full[np.ix_(cells, cells)]
         cross = rows[cells][:, None] != rows[cells][None, :]
         values = sub[cross]
@@ -129,3 +134,8 @@ def _cluster_component(
                 float(values.max()),
             )
         )
+
+
+def _block_sums(matrix: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The sum of each block of `matrix` between consecutive `starts` (rows and columns)."""
+    return np.add.reduceat(np.add.reduceat(matrix, starts, axis=0), starts, axis=1)

@@ -244,6 +244,7 @@ def _name_pattern(value: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![a-z]){re.escape(value)}(?![a-z])")
 
 
+@lru_cache(maxsize=1 << 16)
 def _names(text: str, refs: frozenset[str], named: frozenset[str]) -> bool:
     """Whether an entry (its `text`, the references it makes) names one of `refs` other than
     the speaker (names: as a word, in any case; relatives: in any form)."""
