@@ -153,8 +153,8 @@ def content_tokens(text: str) -> tuple[str, ...]:
 @lru_cache(maxsize=65536)
 def surface_words(text: str) -> frozenset[str]:
     """The content words of `text` as written (lower-cased, no stemming: "lively" is not
-    "live"), numbers (number words as digits) and CJK bigrams: what a merged text must keep
-    of every member."""
+    "live"; only how much one likes a thing is one word, as in `content_tokens`), numbers
+    (number words as digits) and CJK bigrams: what a merged text must keep of every member."""
     out: set[str] = set()
     for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).lower()):
         kind = match.lastgroup
@@ -166,7 +166,7 @@ def surface_words(text: str) -> frozenset[str]:
         elif token in NUMBER_WORDS:
             out.add(NUMBER_WORDS[token])
         elif len(token) > 1 and token not in STOP_EN:
-            out.add(token)
+            out.add(SAME_WORD.get(stem(token), token))
     return frozenset(out)
 
 

@@ -47,7 +47,7 @@ from memtui.engine.profiles import Profile
 from memtui.engine.similarity import jaro_winkler
 from memtui.engine.subject_tier import subject_groups
 from memtui.engine.subjects import subjects_apart, subjects_differ
-from memtui.engine.wording import rule_wording, subject_wording
+from memtui.engine.wording import missing_words, rule_wording, subject_wording
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
 from memtui.model import SOURCE_PRIORITY, Memory, Source, Status
@@ -643,8 +643,8 @@ def _memtui_absorb_and_merge(run: PlanRun) -> None:
                 f" Split from a group of {group.split_from} (over the cap of "
                 f"{profile.cluster_max}): raise the merge line to make it tighter."
             )
-        if group.weakest >= absorb_line and not _dates_would_move(members):
-            kept = _most_important(b, members)
+        kept = _most_important(b, members)
+        if group.weakest >= absorb_line and _keeps_everything(kept, members):
             b.add(
                 "absorb",
                 group.members,
@@ -832,11 +832,15 @@ def _dated(members: Sequence[Memory]) -> list[Memory]:
     ]
 
 
-def _dates_would_move(members: Sequence[Memory]) -> bool:
-    """An absorb keeps one wording and the earliest creation: time words in entries of several
-    days would then point elsewhere (such a group is merged, its dates said)."""
+def _keeps_everything(kept: Memory, members: Sequence[Memory]) -> bool:
+    """Whether an absorb into `kept` loses nothing: its wording says every word of the others
+    (surface words: "lively" is not "live"), and no time word would point elsewhere once it
+    takes the earliest creation time. Otherwise the group is merged (every clause with a new
+    word kept, the dates said)."""
     days = {m.created_at.date() if m.created_at else None for m in members}
-    return len(days) > 1 and any(has_time_words(m.content) for m in members)
+    if len(days) > 1 and any(has_time_words(m.content) for m in members):
+        return False
+    return all(not missing_words(m.content, kept.content) for m in members)
 
 
 def _apart(
