@@ -229,6 +229,11 @@ def _zh_subject(text: str) -> Subject:
     return Subject(frozenset({ref}), frozenset(named))
 
 
+def chinese_name(text: str) -> str | None:
+    """The Chinese name a third-person fact starts with (张伟下周要考试 → 张伟), or None."""
+    return _zh_name(text.strip())
+
+
 def _zh_name(body: str) -> str | None:
     if len(body) < 3 or body[0] not in _SURNAMES or body[:2] in _NOT_ZH_NAMES:
         return None

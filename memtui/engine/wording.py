@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memtui.engine.lexical import content_tokens, surface_words
+from memtui.engine.subjects import chinese_name
 from memtui.model import SOURCE_PRIORITY, Memory
 
 _CLAUSE_END = re.compile(r"(?<=[.!?;。！？；])\s*|\n+")
@@ -119,16 +120,36 @@ def rule_wording(members: Sequence[Memory], max_chars: int) -> Wording:
     return out
 
 
-_LEAD_EN = re.compile(r"^(?:I|(?:My|Our) [a-z]+|[A-Z][a-z]+(?: [A-Z][a-z]+)?)(?= [a-z])")
+_LEAD_EN = re.compile(r"^(?:I|User|(?:My|Our) [a-z]+|[A-Z][a-z]+(?: [A-Z][a-z]+)?)(?= [a-z])")
 _LEAD_ZH = re.compile(
-    r"^(?:我的?(?:妈妈|爸爸|姐姐|妹妹|哥哥|弟弟|老公|老婆|朋友|孩子)|我(?!们)|[\u4e00-\u9fff]{2,3}(?=[在是有说觉想要去喜今昨明最很也每正已刚会能对都还又就才不没打计决从为因让叫做开感认希准常总非特比看买参学写读玩吃喝住养带爱]))"
+    r"^(?:我的?(?:妈妈|爸爸|姐姐|妹妹|哥哥|弟弟|老公|老婆|朋友|孩子)|我|用户)(?![们的])"
 )
 
 
 def _lead(text: str) -> str:
-    """The subject words a text starts with ("Emily", "I", "My sister", 我, 张伟), or ""."""
-    found = (_LEAD_ZH if _is_cjk(text[:1]) else _LEAD_EN).match(text)
+    """The subject words a text starts with ("Emily", "I", "My sister", 我, 用户, 张伟), or
+    ""."""
+    if _is_cjk(text[:1]):
+        found = _LEAD_ZH.match(text)
+        if found:
+            return found.group()
+        name = chinese_name(text)
+        return name if name and text[len(name) : len(name) + 1] not in ("的", "们") else ""
+    found = _LEAD_EN.match(text)
     return found.group() if found else ""
+
+
+def _rest(clause: str, lead: str) -> str | None:
+    """`clause` without its leading subject `lead` (None: it does not start with it)."""
+    if not lead or not clause.startswith(lead) or len(clause) <= len(lead):
+        return None
+    after = clause[len(lead) :]
+    if _is_cjk(lead[:1]):
+        if after[:1] in ("的", "们"):
+            return None
+    elif not after.startswith(" ") or not after[1:2].islower():
+        return None  # "Emily's …", "I'm …": another subject, or a clause that needs it
+    return after.strip().rstrip(_SENTENCE_END + ";；,，") or None
 
 
 def subject_wording(members: Sequence[Memory], max_chars: int) -> Wording | None:
@@ -150,8 +171,8 @@ def subject_wording(members: Sequence[Memory], max_chars: int) -> Wording | None
             new = missing_words(clause, out.text)
             if not new:
                 continue
-            if lead and clause.startswith(lead) and len(clause) > len(lead):
-                rest = clause[len(lead) :].strip().rstrip(_SENTENCE_END + ";；,，")
+            rest = _rest(clause, lead)
+            if rest is not None:
                 joined.append((member.id, rest))
             else:
                 after.append((member.id, clause))
