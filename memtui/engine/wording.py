@@ -193,8 +193,14 @@ def _assemble(
     text = first[: len(first) - len(end)] if joined else first
     spans.append((0, len(text), base))
     cjk = _is_cjk(first[:1])
+    # parts that hold commas of their own are set apart by semicolons
+    listed = [text, *(rest for _, rest in joined)]
+    long = any(("，" in part) if cjk else ("," in part or " and " in part) for part in listed)
     for n, (ident, rest) in enumerate(joined):
-        glue = "，" if cjk else (" and " if n == len(joined) - 1 else ", ")
+        if cjk:
+            glue = "；" if long else "，"
+        else:
+            glue = "; " if long else (" and " if n == len(joined) - 1 else ", ")
         text += glue
         spans.append((len(text), len(text) + len(rest), ident))
         text += rest
