@@ -45,7 +45,7 @@ from memtui.engine.plan import FOLLOWS, Action, Plan
 from memtui.engine.plan_compact import decay_reason
 from memtui.engine.profiles import Profile
 from memtui.engine.similarity import jaro_winkler
-from memtui.engine.subject_tier import subject_groups
+from memtui.engine.subject_tier import lexical_source, subject_groups
 from memtui.engine.subjects import subjects_apart, subjects_differ
 from memtui.engine.wording import missing_words, rule_wording, subject_wording
 from memtui.errors import MemtuiError
@@ -736,9 +736,12 @@ def _memtui_subject_merge(
             results.append(m.id)
     counts = np.bincount(unit_of[unit_of >= 0], minlength=len(results)).tolist()
     sizes = dict(zip(results, counts, strict=True))
-    a, c, score, source = found.a, found.b, found.score, _similarity_matrix(b, profile.method)
+    a, c, score = found.a, found.b, found.score
+    source = lexical_source(b.eligible, b.vectors or []) if b.embeddings is None else None
     if b.embeddings is not None and profile.subject_cosine is not None:
         a, c, score, source = _subject_meaning(b, profile, searched, (a, c, score))
+    if source is None:
+        source = _similarity_matrix(b, profile.method)
     scores_of = _never_together(b, source, stated, frames=True)
     groups = subject_groups(
         unit_of,
@@ -815,7 +818,7 @@ def _subject_meaning(
     a = np.concatenate([pairs[0], extra[:, 0]])
     c = np.concatenate([pairs[1], extra[:, 1]])
     score = np.concatenate([pairs[2], np.array([t[2] for t in found], dtype=np.float64)])
-    lexical = similarity_source(b.current, b.eligible, "memtui", None, b.vectors)
+    lexical = lexical_source(b.eligible, b.vectors or [])
     where = {m.id: n for n, m in enumerate(searched)}
 
     def scores(ids: list[str]) -> np.ndarray:

@@ -12,13 +12,15 @@ higher line first.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from memtui.engine.clusters import component_labels
 from memtui.engine.grouping import weighted_groups
+from memtui.engine.lexical import Vector
+from memtui.model import Memory
 
 # entries whose full similarity matrix one clustering holds (float64: 400² is 1.3 MB)
 MAX_COMPONENT = 400
@@ -139,3 +141,29 @@ def _cluster_component(
 def _block_sums(matrix: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """The sum of each block of `matrix` between consecutive `starts` (rows and columns)."""
     return np.add.reduceat(np.add.reduceat(matrix, starts, axis=0), starts, axis=1)
+
+
+def lexical_source(
+    memories: Sequence[Memory], vectors: Sequence[Vector]
+) -> Callable[[list[str]], np.ndarray]:
+    """The memtui lexical scores among some of `memories` (their `vectors`), all in numpy: the
+    subject tier asks for thousands of small matrices (equal to `vector_matrix` up to the
+    order of a float sum)."""
+    vocabulary: dict[str, int] = {}
+    rows: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for memory, vector in zip(memories, vectors, strict=True):
+        tokens = np.fromiter(
+            (vocabulary.setdefault(t, len(vocabulary)) for t in vector), np.int64, len(vector)
+        )
+        rows[memory.id] = (tokens, np.fromiter(vector.values(), np.float64, len(vector)))
+
+    def matrix(ids: list[str]) -> np.ndarray:
+        parts = [rows[i] for i in ids]
+        columns = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+        weights = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0)
+        used, where = np.unique(columns, return_inverse=True)
+        dense = np.zeros((len(ids), max(1, len(used))))
+        dense[np.repeat(np.arange(len(ids)), [len(p[0]) for p in parts]), where] = weights
+        return np.clip(dense @ dense.T, 0.0, 1.0)
+
+    return matrix
