@@ -184,6 +184,10 @@ def proposed_groups(
     plan = make_plan(memories(facts), chosen, NOW, store_format="native", embeddings=vectors)
     uf = UnionFind()
     for action in plan.actions:
+        # this set labels "the same memory": the check of that tier (one subject's facts
+        # are measured on tests/fixtures/consolidation, bench/consolidation_bench.py)
+        if action.details.get("tier") == "subject":
+            continue
         if action.kind in ("merge", "absorb") and not action.needs_decision:
             for other in action.targets[1:]:
                 uf.union(action.targets[0], other)

@@ -216,9 +216,9 @@ def test_longterm_rule_merge_joins_or_keeps_the_longer() -> None:
 
 def test_longterm_expiry_needs_both_age_and_low_importance() -> None:
     memories = [
-        _lt("old-low", "old and weak", 0.2, 40),
-        _lt("old-high", "old but strong", 0.9, 40),
-        _lt("young-low", "new and weak", 0.2, 10),
+        _lt("old-low", "parking is on level two", 0.2, 40),
+        _lt("old-high", "the wifi password is under the router", 0.9, 40),
+        _lt("young-low", "standup moved to ten", 0.2, 10),
     ]
     plan = make_plan(memories, get_profile("longterm"), NOW, store_format="longterm")
     assert [a.targets for a in plan.actions if a.kind == "expire"] == [["old-low"]]

@@ -192,11 +192,13 @@ def test_no_action_merges_more_than_the_cap(name: str) -> None:
 
 def test_an_oversized_group_is_split_and_says_so() -> None:
     memories = [
-        Memory(id=f"s{i}", content=f"I love the sunny beach {('today', 'again')[i % 2]}")
+        Memory(id=f"s{i}", content=f"I love the sunny beach {('daily', 'again')[i % 2]}")
         for i in range(11)
     ]
     memories += [Memory(id=f"f{i}", content=f"filler {i} w{i}") for i in range(10)]
-    profile = dataclasses.replace(get_profile("default"), absorb_threshold=None, cluster_max=4)
+    profile = dataclasses.replace(
+        get_profile("default"), absorb_threshold=None, cluster_max=4, subject_threshold=None
+    )
     plan = make_plan(memories, profile, NOW)
     merges = [a for a in plan.actions if a.kind == "merge"]
     assert sorted(len(a.before) for a in merges) == [3, 4, 4]
@@ -350,7 +352,9 @@ def grouping_scores(
         assert plan.params["similarity"]["method"] == "memtui+embed"
     uf = UnionFind()
     for action in plan.actions:
-        if action.kind in ("merge", "absorb"):
+        # these labels say "the same memory": the check of that tier (one subject's
+        # complementary facts are another tier, with its own labelled set)
+        if action.kind in ("merge", "absorb") and action.details.get("tier") != "subject":
             for other in action.targets[1:]:
                 uf.union(action.targets[0], other)
     by_user: dict[str, list[dict[str, str]]] = defaultdict(list)

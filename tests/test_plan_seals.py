@@ -151,6 +151,8 @@ def test_an_absorb_row_with_its_keeper_swapped_is_refused(cli: Cli, tmp_path: Pa
     # own result fingerprint, which anyone can recompute, does not stop the swap
     store = _absorb_store(tmp_path)
     path = tmp_path / "plan.json"
+    # no subject merge takes the absorbed entry in: the swap shows at the absorb itself
+    Path(os.environ["MEMTUI_CONFIG"]).write_text("[profiles.default]\nsubject_threshold = 1.0\n")
     plan = _plan(cli, store, path, "2")
     svc = Service()
     made = svc.read_plan(str(path))

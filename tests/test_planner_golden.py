@@ -44,19 +44,19 @@ GOLDEN = {
     "example-store.json pi": "9678e3808bd4057a",
     "example-store.json longterm": "151804c31f9eb9eb",
     "example-store.json thesearch": "2d1e1ce782c74871",
-    "example-store.json default": "f981b99fcdf884aa",
+    "example-store.json default": "7b49170ad4b3fb96",  # the subject tier (issue 20)
     "realistic-store.json pi": "624cdd56eeb2661b",  # the wholesale guard holds its removals
     "realistic-store.json longterm": "255e40ad8ba4d568",  # the wholesale guard holds its removals
     "realistic-store.json thesearch": "a02baee0606b4ff0",
-    "realistic-store.json default": "913f68f228e9b5e3",  # conflicts only between values
+    "realistic-store.json default": "ec7c126c9c70c4be",  # the subject tier (issue 20)
     "example-store-after-consolidate.json pi": "ccfc38b8f1b44581",
     "example-store-after-consolidate.json longterm": "52346b3899e6a10a",
     "example-store-after-consolidate.json thesearch": "8fc3d5afc502855a",
-    "example-store-after-consolidate.json default": "80652c1463417266",  # the same
+    "example-store-after-consolidate.json default": "a8e71e59ac1fa64c",  # the subject tier
     "generated-400 pi": "69113cfc9233b3b1",  # the wholesale guard holds its removals
     "generated-400 longterm": "5876b4e5a335d6b2",  # the wholesale guard holds its removals
     "generated-400 thesearch": "aca1e9f8990773e9",
-    "generated-400 default": "055e1791dd93ba44",  # the guard, and conflicts between values
+    "generated-400 default": "3fa3786cd3343256",  # the subject tier (issue 20)
 }
 # the wholesale guard (engine/wholesale.py) holds the removals of the five marked, where more
 # than a fifth of a user's entries would go; the other plans are as they were

@@ -180,3 +180,80 @@ def _rescaled_matrix(
         sims[cell] = np.clip((matrix @ matrix.T - floor) / (1.0 - floor), 0.0, 1.0)
         comparable[cell] = True
     return sims, comparable
+
+
+# -- the subject tier (engine/subject_tier.py) ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectScale:
+    """How the subject tier reads a cosine: `cosine` (`cosine_cjk` for two CJK texts) lands on
+    its `line`, 1 on 1, linearly; the pair's score is max(lexical, that)."""
+
+    line: float
+    cosine: float
+    cosine_cjk: float
+
+    def floor(self, cjk: bool) -> float:
+        return self.cosine_cjk if cjk else self.cosine
+
+
+def _raw(
+    vectors: Sequence[tuple[str, np.ndarray] | None],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cosines, comparable?, both CJK?) of every pair of some entries."""
+    n = len(vectors)
+    cosines = np.zeros((n, n))
+    comparable = np.zeros((n, n), dtype=bool)
+    both_cjk = np.zeros((n, n), dtype=bool)
+    spaces: dict[str, list[int]] = {}
+    for i, v in enumerate(vectors):
+        if v is not None:
+            spaces.setdefault(_space(v), []).append(i)
+    for members in spaces.values():
+        entries = [vectors[i] for i in members]
+        matrix = np.stack([e[1] for e in entries])  # type: ignore[index]
+        cjk = np.array([e[0].endswith(_CJK_TAG) for e in entries])  # type: ignore[index]
+        cell = np.ix_(members, members)
+        cosines[cell] = matrix @ matrix.T
+        comparable[cell] = True
+        both_cjk[cell] = np.outer(cjk, cjk)
+    return cosines, comparable, both_cjk
+
+
+def subject_matrix(
+    lexical: np.ndarray, vectors: Sequence[tuple[str, np.ndarray] | None], scale: SubjectScale
+) -> np.ndarray:
+    """The subject tier's scores of some entries: max(lexical, the scaled cosine)."""
+    cosines, comparable, both_cjk = _raw(vectors)
+    floor = np.where(both_cjk, scale.cosine_cjk, scale.cosine)
+    lifted = scale.line + (cosines - floor) * (1.0 - scale.line) / (1.0 - floor)
+    lifted = np.clip(lifted, 0.0, 1.0)
+    return np.where(comparable, np.maximum(lexical, lifted), lexical)
+
+
+def subject_pairs(
+    vectors: Sequence[tuple[str, np.ndarray] | None], scale: SubjectScale
+) -> list[tuple[int, int, float]]:
+    """Every pair (x < y) of one space whose cosine reaches the subject tier's line, with its
+    scaled cosine."""
+    low = min(scale.cosine, scale.cosine_cjk)
+    spaces: dict[str, list[int]] = {}
+    for i, v in enumerate(vectors):
+        if v is not None:
+            spaces.setdefault(_space(v), []).append(i)
+    out = []
+    for members in spaces.values():
+        if len(members) < 2:
+            continue
+        entries = [vectors[i] for i in members]
+        matrix = np.stack([e[1] for e in entries]).astype(np.float32)  # type: ignore[index]
+        for x, y in rows_at_least(matrix, low - _MARGIN):
+            a, b = entries[x], entries[y]
+            assert a is not None and b is not None
+            floor = scale.floor(a[0].endswith(_CJK_TAG) and b[0].endswith(_CJK_TAG))
+            cosine = float(np.dot(a[1], b[1]))
+            if cosine >= floor:
+                lifted = scale.line + (cosine - floor) * (1.0 - scale.line) / (1.0 - floor)
+                out.append((members[x], members[y], min(1.0, lifted)))
+    return out

@@ -126,12 +126,16 @@ def _matrix(
     return matrix
 
 
-def _cluster(sim: np.ndarray, threshold: float, linkage: str) -> list[_Node]:
-    """Nearest-neighbour chain over `sim`, merging while the linked similarity ≥ threshold."""
+def _cluster(
+    sim: np.ndarray, threshold: float, linkage: str, weights: np.ndarray | None = None
+) -> list[_Node]:
+    """Nearest-neighbour chain over `sim`, merging while the linked similarity ≥ threshold
+    (`weights`: how many entries each row stands for, for average linkage; default 1 each). A
+    cell of −inf never links: no group holds both of its rows."""
     k = len(sim)
     s = sim.copy()
     np.fill_diagonal(s, -np.inf)
-    sizes = np.ones(k)
+    sizes = np.ones(k) if weights is None else np.asarray(weights, dtype=np.float64).copy()
     nodes: list[_Node | None] = [_Node([i]) for i in range(k)]
     open_slots = set(range(k))
     done: list[_Node] = []
@@ -179,6 +183,22 @@ def _cluster(sim: np.ndarray, threshold: float, linkage: str) -> list[_Node]:
         else:
             chain.append(b)
     return done
+
+
+def weighted_groups(
+    sim: np.ndarray, weights: np.ndarray, threshold: float, max_size: int
+) -> list[list[int]]:
+    """Average-linkage groups (row indices, two or more rows) of rows that stand for
+    `weights` entries each (`sim`: the mean similarity between two rows' entries; −inf: never
+    together), stopped at `threshold`; a group of more than `max_size` rows is split along its
+    dendrogram."""
+    out: list[list[int]] = []
+    for root in _cluster(sim, threshold, "average", weights):
+        if len(root.leaves) < 2:
+            continue
+        pieces = [root.leaves] if len(root.leaves) <= max_size else _split(root, max_size, sim)
+        out.extend(sorted(p) for p in pieces if len(p) >= 2)
+    return out
 
 
 def _split(root: _Node, cap: int, sim: np.ndarray) -> list[list[int]]:

@@ -150,6 +150,26 @@ def content_tokens(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=65536)
+def surface_words(text: str) -> frozenset[str]:
+    """The content words of `text` as written (lower-cased, no stemming: "lively" is not
+    "live"; only how much one likes a thing is one word, as in `content_tokens`), numbers
+    (number words as digits) and CJK bigrams: what a merged text must keep of every member."""
+    out: set[str] = set()
+    for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).lower()):
+        kind = match.lastgroup
+        token = match.group()
+        if kind == "cjk":
+            out.update(_cjk_tokens(token))
+        elif kind == "num":
+            out.add(token.replace(",", ""))
+        elif token in NUMBER_WORDS:
+            out.add(NUMBER_WORDS[token])
+        elif len(token) > 1 and token not in STOP_EN:
+            out.add(SAME_WORD.get(stem(token), token))
+    return frozenset(out)
+
+
 def idf_table(token_lists: Sequence[Sequence[str]]) -> dict[str, float]:
     """Smoothed inverse document frequency of every token over these entries."""
     n = len(token_lists)

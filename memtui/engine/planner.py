@@ -22,12 +22,21 @@ from memtui.engine.candidates import (
     candidate_pairs,
     candidate_table,
     memtui_vectors,
+    user_groups,
 )
 from memtui.engine.choices import ExpireKind, MergeRule
 from memtui.engine.clashes import CLASH_WORDS, clash, clash_candidates
 from memtui.engine.clusters import capped_components, clusters, pair_clusters
+from memtui.engine.dates import dates_apart, episodes_differ, has_time_words, resolved
 from memtui.engine.decay import DecayModel, decay_for, decay_for_store
-from memtui.engine.embedded import Embeddings
+from memtui.engine.embedded import (
+    Embeddings,
+    SubjectScale,
+    entry_vectors,
+    subject_matrix,
+    subject_pairs,
+)
+from memtui.engine.frames import frames_apart, frames_differ
 from memtui.engine.grouping import linkage_groups, similarity_source
 from memtui.engine.ids import IdMaker
 from memtui.engine.lexical import Vector, numbers_in, vector_cosine
@@ -37,8 +46,10 @@ from memtui.engine.plan import FOLLOWS, Action, Plan
 from memtui.engine.plan_compact import decay_reason
 from memtui.engine.profiles import Profile
 from memtui.engine.similarity import jaro_winkler
+from memtui.engine.subject_tier import lexical_source, subject_groups
+from memtui.engine.subjects import subjects_apart, subjects_differ
 from memtui.engine.wholesale import held, hold_wholesale
-from memtui.engine.wording import rule_wording
+from memtui.engine.wording import missing_words, rule_wording, subject_wording
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
 from memtui.model import SOURCE_PRIORITY, Memory, Source, Status
@@ -69,6 +80,7 @@ class _Builder:
         self.embeddings: Embeddings | None = None
         self.numbers: dict[str, frozenset[str]] | None = None  # what each eligible entry states
         self.vectors: list[Vector] | None = None  # the eligible entries' memtui vectors
+        self.clashing: list[tuple[str, str]] = []  # pairs that clash: never in one group
 
     def add(
         self,
@@ -309,7 +321,15 @@ def _thesearch_floor(profile: Profile) -> float:
 
 
 def _candidates(run: PlanRun) -> None:
-    run.pairs = _search(run, candidate_pairs)
+    subject = run.profile.subject_threshold
+    line = _lowest_line(run.profile)
+    if subject is None or not _subject_tier(run.profile) or subject >= line:
+        run.pairs = _search(run, candidate_pairs, line)
+        return
+    # one search down to the subject line; the other rules see the pairs at their own lines
+    found = run.found = _search(run, candidate_table, subject)
+    keep = found.score >= line
+    run.pairs = PairTable(found.memories, found.a[keep], found.b[keep], found.score[keep]).pairs()
 
 
 def _candidates_apart(run: PlanRun) -> None:
@@ -324,16 +344,17 @@ def _candidates_apart(run: PlanRun) -> None:
     for p in run.pairs:
         if p.score >= line and clash(current[p.a].content, current[p.b].content):
             run.apart.append(p)
+            run.b.clashing.append((p.a, p.b))
         else:
             kept.append(p)
     run.pairs = kept
 
 
 def _candidate_arrays(run: PlanRun) -> None:
-    run.found = _search(run, candidate_table)
+    run.found = _search(run, candidate_table, _lowest_line(run.profile))
 
 
-def _search(run: PlanRun, search: Callable[..., _Found]) -> _Found:
+def _search(run: PlanRun, search: Callable[..., _Found], line: float) -> _Found:
     b, profile = run.b, run.profile
     b.eligible = _eligible(b, profile)
     if profile.method == "memtui":
@@ -341,7 +362,7 @@ def _search(run: PlanRun, search: Callable[..., _Found]) -> _Found:
     return search(
         b.eligible,
         profile.method,
-        _lowest_line(profile),
+        line,
         progress=lambda done, total: run.report("candidates", 0.1 + 0.7 * done / max(1, total)),
         embeddings=b.embeddings,
         vectors=b.vectors,
@@ -630,26 +651,31 @@ def _scored_by(method: str, members: Sequence[Memory]) -> str:
 
 
 def _memtui_absorb_and_merge(run: PlanRun) -> None:
-    """memtui's own: linkage groups over the pairs at or above the merge line; a group whose
-    weakest pair reaches the absorb line is a set of duplicates (the most important keeps its
-    wording), any other group is merged with rule wording."""
+    """memtui's own, tier *same*: linkage groups over the pairs at or above the merge line; a
+    group whose weakest pair reaches the absorb line is a set of duplicates (the most important
+    keeps its wording), any other group is merged with rule wording. Then tier *subject*
+    (`_memtui_subject_merge`) where the profile has a subject line. Entries that state
+    different numbers, speak of different subjects or of different days never join."""
     b, profile, pairs, now = run.b, run.profile, run.pairs, run.now
     assert profile.merge_threshold is not None
     line = profile.merge_threshold
     stated = _numbers_stated(b)
     scored = [
-        (p.a, p.b, p.score) for p in pairs if p.score >= line and not _disagree(stated, p.a, p.b)
+        (p.a, p.b, p.score)
+        for p in pairs
+        if p.score >= line and not _apart(b, stated, p.a, p.b, frames=False)
     ]
     groups = linkage_groups(
         scored,
         b.order,
-        _apart_when_numbers_disagree(_similarity_matrix(b, profile.method), stated),
+        _never_together(b, _similarity_matrix(b, profile.method), stated, frames=False),
         line,
         linkage=profile.linkage,
         min_size=profile.cluster_min,
         max_size=profile.cluster_max,
     )
     absorb_line = profile.absorb_threshold if profile.absorb_threshold is not None else math.inf
+    units: list[tuple[list[str], str]] = []  # each group and the entry it became
     for group in groups:
         members = [b.current[i] for i in group.members]
         scores = {
@@ -664,12 +690,13 @@ def _memtui_absorb_and_merge(run: PlanRun) -> None:
                 f" Split from a group of {group.split_from} (over the cap of "
                 f"{profile.cluster_max}): raise the merge line to make it tighter."
             )
-        if group.weakest >= absorb_line:
+        kept = _most_important(b, members)
+        if group.weakest >= absorb_line and _keeps_everything(kept, members):
             b.add(
                 "absorb",
                 group.members,
                 _absorbed(
-                    _most_important(b, members),
+                    kept,
                     members,
                     now,
                     max_paths=profile.max_paths,
@@ -681,8 +708,9 @@ def _memtui_absorb_and_merge(run: PlanRun) -> None:
                 "pair): the most important keeps its wording and takes in the others' tags, "
                 f"accesses and evidence.{split}",
             )
+            units.append((group.members, kept.id))
             continue
-        wording = rule_wording(members, profile.wording_max_chars)
+        wording = rule_wording(_dated(members), profile.wording_max_chars)
         merged, retired = merge_entries(
             members,
             new_id=b.ids.new("|".join(group.members)),
@@ -714,6 +742,205 @@ def _memtui_absorb_and_merge(run: PlanRun) -> None:
             f"the weakest pair, up to {group.strongest:.2f}) become one, {said}.{split}",
             details={"provenance": wording.provenance()},
         )
+        units.append((group.members, merged.id))
+    if _subject_tier(profile) and run.found is not None:
+        _memtui_subject_merge(run, units, stated)
+
+
+def _subject_tier(profile: Profile) -> bool:
+    """The subject tier runs with the memtui rule on memtui's own scores, where its line was
+    measured."""
+    return (
+        profile.subject_threshold is not None
+        and profile.merge_rule == "memtui"
+        and profile.method == "memtui"
+    )
+
+
+SUBJECT_RULE = "memtui: one subject"
+
+
+def _memtui_subject_merge(
+    run: PlanRun, units: list[tuple[list[str], str]], stated: Mapping[str, frozenset[str]]
+) -> None:
+    """Tier *subject*: complementary facts about one subject become one entry that keeps every
+    fact. Average linkage at the subject line continues from the first tier's groups (each
+    an entry now) and the entries it left alone (engine/subject_tier.py)."""
+    b, profile, found, now = run.b, run.profile, run.found, run.now
+    assert profile.subject_threshold is not None and found is not None
+    line = profile.subject_threshold
+    searched = list(found.memories)
+    unit_of = np.full(len(searched), -1, dtype=np.int64)
+    position = {m.id: n for n, m in enumerate(searched)}
+    results: list[str] = []
+    for members, result in units:
+        if _live(b, result):
+            unit_of[[position[i] for i in members]] = len(results)
+            results.append(result)
+    for n, m in enumerate(searched):
+        if unit_of[n] < 0 and _live(b, m.id) and b.current[m.id] is m:
+            unit_of[n] = len(results)
+            results.append(m.id)
+    counts = np.bincount(unit_of[unit_of >= 0], minlength=len(results)).tolist()
+    sizes = dict(zip(results, counts, strict=True))
+    a, c, score = found.a, found.b, found.score
+    source = lexical_source(b.eligible, b.vectors or []) if b.embeddings is None else None
+    if b.embeddings is not None and profile.subject_cosine is not None:
+        a, c, score, source = _subject_meaning(b, profile, searched, (a, c, score))
+    if source is None:
+        source = _similarity_matrix(b, profile.method)
+    scores_of = _never_together(b, source, stated, frames=True)
+    groups = subject_groups(
+        unit_of,
+        a,
+        c,
+        score,
+        lambda rows: scores_of([searched[r].id for r in rows]),
+        line,
+        profile.cluster_max,
+    )
+    for group in groups:
+        entries = [b.current[results[u]] for u in group.units]
+        entries.sort(key=lambda m: b.position[m.id])
+        wording = subject_wording(_dated(entries), profile.wording_max_chars)
+        while wording is None and len(entries) > 2:
+            entries = entries[:-1]  # everything must fit: the latest member waits
+            wording = subject_wording(_dated(entries), profile.wording_max_chars)
+        if wording is None:
+            continue
+        ids = [m.id for m in entries]
+        merged, retired = merge_entries(
+            entries,
+            new_id=b.ids.new("|".join(ids)),
+            now=now,
+            rule="memtui",
+            content=wording.text,
+            max_paths=profile.max_paths,
+            max_tags=profile.max_tags,
+        )
+        facts = sum(sizes[m.id] for m in entries)
+        b.add(
+            "merge",
+            ids,
+            [merged, *retired],
+            f"{SUBJECT_RULE}: average linkage at ≥ {line:g}, up to {profile.cluster_max} "
+            "entries, every fact kept",
+            {
+                "min_score": group.weakest,
+                "mean_score": group.mean,
+                "max_score": group.strongest,
+                "size": len(entries),
+            },
+            f"{len(entries)} entries about one subject become one entry, keeping every fact "
+            f"(memtui similarity {group.mean:.2f} on average, the weakest pair "
+            f"{group.weakest:.2f}; {facts} facts in all).",
+            details={"tier": "subject", "provenance": wording.provenance()},
+        )
+
+
+def _subject_meaning(
+    b: _Builder,
+    profile: Profile,
+    searched: Sequence[Memory],
+    pairs: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, Callable[[list[str]], np.ndarray]]:
+    """The subject tier with sentence embeddings: its own reading of a cosine (the fragments of
+    one subject sit lower than restatements), the pairs it adds and its scores."""
+    assert b.embeddings is not None and profile.subject_threshold is not None
+    assert profile.subject_cosine is not None
+    scale = SubjectScale(
+        profile.subject_threshold,
+        profile.subject_cosine,
+        profile.subject_cosine_cjk
+        if profile.subject_cosine_cjk is not None
+        else profile.subject_cosine,
+    )
+    embedded = entry_vectors(searched, b.embeddings)
+    found = [
+        (group[x], group[y], s)
+        for group in user_groups(searched)
+        for x, y, s in subject_pairs([embedded[i] for i in group], scale)
+    ]
+    extra = np.array([t[:2] for t in found], dtype=np.int64).reshape(-1, 2)
+    a = np.concatenate([pairs[0], extra[:, 0]])
+    c = np.concatenate([pairs[1], extra[:, 1]])
+    score = np.concatenate([pairs[2], np.array([t[2] for t in found], dtype=np.float64)])
+    lexical = lexical_source(b.eligible, b.vectors or [])
+    where = {m.id: n for n, m in enumerate(searched)}
+
+    def scores(ids: list[str]) -> np.ndarray:
+        return subject_matrix(lexical(ids), [embedded[where[i]] for i in ids], scale)
+
+    return a, c, score, scores
+
+
+def _dated(members: Sequence[Memory]) -> list[Memory]:
+    """The members with their relative time words said as dates (engine/dates.py)."""
+    return [
+        m if (text := resolved(m.content, m.created_at)) == m.content else m.with_(content=text)
+        for m in members
+    ]
+
+
+def _keeps_everything(kept: Memory, members: Sequence[Memory]) -> bool:
+    """Whether an absorb into `kept` loses nothing: its wording says every word of the others
+    (surface words: "lively" is not "live"), and no time word would point elsewhere once it
+    takes the earliest creation time. Otherwise the group is merged (every clause with a new
+    word kept, the dates said)."""
+    days = {m.created_at.date() if m.created_at else None for m in members}
+    if len(days) > 1 and any(has_time_words(m.content) for m in members):
+        return False
+    return all(not missing_words(m.content, kept.content) for m in members)
+
+
+def _apart(
+    b: _Builder, stated: Mapping[str, frozenset[str]], x: str, y: str, *, frames: bool
+) -> bool:
+    """Two entries that must not join: numbers that disagree, different subjects, time words
+    that point to different days, or (`frames`: the subject tier) one frame with another value
+    (engine/frames.py; in the first tier it costs restatements on the old labelled set)."""
+    if _disagree(stated, x, y):
+        return True
+    a, c = b.current[x], b.current[y]
+    return (
+        subjects_differ(a.content, c.content)
+        or episodes_differ(a.content, a.created_at, c.content, c.created_at)
+        or (frames and frames_differ(a.content, c.content))
+    )
+
+
+def _never_together(
+    b: _Builder,
+    scores: Callable[[list[str]], np.ndarray],
+    stated: Mapping[str, frozenset[str]],
+    *,
+    frames: bool,
+) -> Callable[[list[str]], np.ndarray]:
+    """Scores with −inf between entries that must not join (`_apart`), so that no linkage
+    puts them in one group: numbers that disagree are offered as conflicts instead."""
+
+    def guarded(ids: list[str]) -> np.ndarray:
+        matrix = np.array(scores(ids), dtype=np.float64)
+        memories = [b.current[i] for i in ids]
+        texts = [m.content for m in memories]
+        never = subjects_apart(texts) | dates_apart(texts, [m.created_at for m in memories])
+        if frames:
+            never |= frames_apart(texts)
+        with_numbers = [(n, i) for n, i in enumerate(ids) if i in stated]
+        for x, (n, a) in enumerate(with_numbers):
+            for m, c in with_numbers[x + 1 :]:
+                if _disagree(stated, a, c):
+                    never[n, m] = never[m, n] = True
+        if b.clashing:
+            where = {ident: row for row, ident in enumerate(ids)}
+            for one, other in b.clashing:
+                i, j = where.get(one), where.get(other)
+                if i is not None and j is not None:
+                    never[i, j] = never[j, i] = True
+        matrix[never] = -np.inf
+        return matrix
+
+    return guarded
 
 
 def _numbers_stated(b: _Builder) -> dict[str, frozenset[str]]:
@@ -728,24 +955,6 @@ def _disagree(stated: Mapping[str, frozenset[str]], a: str, b: str) -> bool:
     ("2 cats" / "2 cats and 1 dog") does not disagree."""
     na, nb = stated.get(a), stated.get(b)
     return bool(na and nb and na - nb and nb - na)
-
-
-def _apart_when_numbers_disagree(
-    scores: Callable[[list[str]], np.ndarray], stated: Mapping[str, frozenset[str]]
-) -> Callable[[list[str]], np.ndarray]:
-    """Scores with 0 between entries that state different numbers (`numbers_disagree`), so
-    no linkage puts them in one merge: they are offered as conflicts instead."""
-
-    def guarded(ids: list[str]) -> np.ndarray:
-        matrix = scores(ids)
-        with_numbers = [(n, i) for n, i in enumerate(ids) if i in stated]
-        for x, (n, a) in enumerate(with_numbers):
-            for m, c in with_numbers[x + 1 :]:
-                if _disagree(stated, a, c):
-                    matrix[n, m] = matrix[m, n] = 0.0
-        return matrix
-
-    return guarded
 
 
 def _similarity_matrix(b: _Builder, method: str) -> Callable[[list[str]], np.ndarray]:

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from memtui.engine.lexical import content_tokens
+from memtui.engine.lexical import content_tokens, surface_words
+from memtui.engine.subjects import chinese_name
 from memtui.model import SOURCE_PRIORITY, Memory
 
 _CLAUSE_END = re.compile(r"(?<=[.!?;。！？；])\s*|\n+")
@@ -76,19 +77,31 @@ def _rank(member: Memory) -> tuple[int, int, float, datetime]:
     )
 
 
+def missing_words(text: str, merged: str) -> list[str]:
+    """The words of `text` that `merged` does not say (surface words; a CJK bigram is said
+    when each of its characters is), in order."""
+    covered = surface_words(merged)
+    chars = set(merged)
+    return [t for t in sorted(surface_words(text)) if t not in covered and not _said(t, chars)]
+
+
+def _said(token: str, chars: set[str]) -> bool:
+    return _is_cjk(token[0]) and set(token) <= chars
+
+
 def rule_wording(members: Sequence[Memory], max_chars: int) -> Wording:
     """The merged text of `members` (see the module's description)."""
     ranked = sorted(members, key=_rank, reverse=True)
     base = ranked[0]
     text = base.content.strip()
     out = Wording(text, base.id, [(0, len(text), base.id)])
-    covered = set(content_tokens(text))
+    covered = set(surface_words(text))
     seen_chars = set(text)
     for member in ranked[1:]:
         for clause in clauses(member.content):
             new = [
                 t
-                for t in dict.fromkeys(content_tokens(clause))
+                for t in sorted(surface_words(clause))
                 if t not in covered and not (_is_cjk(t[0]) and set(t) <= seen_chars)
             ]
             if not new:
@@ -105,3 +118,98 @@ def rule_wording(members: Sequence[Memory], max_chars: int) -> Wording:
             seen_chars.update(clause)
     out.text = text
     return out
+
+
+_LEAD_EN = re.compile(r"^(?:I|User|(?:My|Our) [a-z]+|[A-Z][a-z]+(?: [A-Z][a-z]+)?)(?= [a-z])")
+_LEAD_ZH = re.compile(
+    r"^(?:我的?(?:妈妈|爸爸|姐姐|妹妹|哥哥|弟弟|老公|老婆|朋友|孩子)|我|用户)(?![们的])"
+)
+
+
+def _lead(text: str) -> str:
+    """The subject words a text starts with ("Emily", "I", "My sister", 我, 用户, 张伟), or
+    ""."""
+    if _is_cjk(text[:1]):
+        found = _LEAD_ZH.match(text)
+        if found:
+            return found.group()
+        name = chinese_name(text)
+        return name if name and text[len(name) : len(name) + 1] not in ("的", "们") else ""
+    found = _LEAD_EN.match(text)
+    return found.group() if found else ""
+
+
+def _rest(clause: str, lead: str) -> str | None:
+    """`clause` without its leading subject `lead` (None: it does not start with it)."""
+    if not lead or not clause.startswith(lead) or len(clause) <= len(lead):
+        return None
+    after = clause[len(lead) :]
+    if _is_cjk(lead[:1]):
+        if after[:1] in ("的", "们"):
+            return None
+    elif not after.startswith(" ") or not after[1:2].islower():
+        return None  # "Emily's …", "I'm …": another subject, or a clause that needs it
+    return after.strip().rstrip(_SENTENCE_END + ";；,，") or None
+
+
+def subject_wording(members: Sequence[Memory], max_chars: int) -> Wording | None:
+    """The merged text of one subject's facts, in the members' order: the first member, then
+    every clause of the others that says something not yet said (surface words). Clauses that
+    start with the first member's subject join its sentence without repeating it ("Emily
+    works as a nurse, works night shifts and has been nursing for ten years."; 我喜欢画画，最近在学
+    油画); others follow as sentences. None when every fact does not fit in `max_chars`."""
+    base = members[0]
+    first = base.content.strip()
+    lead = _lead(first) if len(clauses(first)) == 1 else ""
+    joined: list[tuple[str, str]] = []  # (member id, what it adds to the first sentence)
+    after: list[tuple[str, str]] = []  # (member id, a sentence of its own)
+    added: list[dict[str, Any]] = []
+    out: Wording | None = Wording(first, base.id, [(0, len(first), base.id)])
+    for member in members[1:]:
+        for clause in clauses(member.content):
+            assert out is not None
+            new = missing_words(clause, out.text)
+            if not new:
+                continue
+            rest = _rest(clause, lead)
+            if rest is not None:
+                joined.append((member.id, rest))
+            else:
+                after.append((member.id, clause))
+            added.append({"member": member.id, "clause": clause, "words": new})
+            out = _assemble(base.id, first, joined, after)
+            if len(out.text) > max_chars:
+                return None
+    assert out is not None
+    out.added = added
+    return out
+
+
+def _assemble(
+    base: str, first: str, joined: list[tuple[str, str]], after: list[tuple[str, str]]
+) -> Wording:
+    spans: list[tuple[int, int, str]] = []
+    end = first[-1] if first[-1] in _SENTENCE_END else ""
+    text = first[: len(first) - len(end)] if joined else first
+    spans.append((0, len(text), base))
+    cjk = _is_cjk(first[:1])
+    # parts that hold commas of their own are set apart by semicolons
+    listed = [text, *(rest for _, rest in joined)]
+    long = any(("，" in part) if cjk else ("," in part or " and " in part) for part in listed)
+    for n, (ident, rest) in enumerate(joined):
+        if cjk:
+            glue = "；" if long else "，"
+        else:
+            glue = "; " if long else (" and " if n == len(joined) - 1 else ", ")
+        text += glue
+        spans.append((len(text), len(text) + len(rest), ident))
+        text += rest
+    if joined and end:
+        spans.append((len(text), len(text) + len(end), base))
+        text += end
+    for ident, clause in after:
+        joiner = _joiner(text, clause)
+        text += joiner
+        spans.append((len(text), len(text) + len(clause), ident))
+        text += clause
+    return Wording(text, base, spans)
