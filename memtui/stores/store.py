@@ -209,7 +209,11 @@ class Store(LedgerViews):
         return BackupShelf(self.sidecar / "backups", self.file.suffix or ".json", self.keep_backups)
 
     def backups(self) -> list[Backup]:
-        return self._shelf.list()
+        """Newest first by transaction: `1` is the file before the newest transaction."""
+        return self._shelf.list(self._recorded_backups())
+
+    def _recorded_backups(self) -> set[str]:
+        return {t.backup for t in self.transactions() if t.backup}
 
     def keep_backup(self, data: bytes, now: datetime) -> str:
         """Keep `data` in the backups outside any transaction (a repair); never pruned."""
@@ -575,7 +579,7 @@ class Store(LedgerViews):
         if name is None:
             return None
         try:
-            return self._shelf.read(self._shelf.find(name))
+            return self._shelf.read(self._shelf.find(name, self._recorded_backups()))
         except MemtuiError:
             return None
 
@@ -589,7 +593,7 @@ class Store(LedgerViews):
     ) -> Transaction:
         """Make the store's entries what a backup holds, as one (undoable) transaction."""
         self._refuse_when_unusable()
-        backup = self._shelf.find(name)
+        backup = self._shelf.find(name, self._recorded_backups())
         kept = self._shelf.read(backup)
         fmt, old = parse_store(kept, backup.path)
         if fmt.name != self.format.name:
