@@ -348,17 +348,22 @@ def cmd_export(args: argparse.Namespace, svc: Service) -> int:
 def cmd_doctor(args: argparse.Namespace, svc: Service) -> int:
     store = svc.open(args.store, warn=False)
     problems = svc.problems(store)
-    if problems and args.fix:
+    if (problems or svc.leftovers(store)) and args.fix:
         for line in svc.repair(store):
-            print(line)
+            print(literal(line))
         store = svc.open(args.store, warn=False)
         problems = svc.problems(store)
+    leftovers = svc.leftovers(store)
+    for line in leftovers:
+        print(f"leftover: {literal(line)}")
     if not problems:
         print(
             f"{literal(str(store.path))}: no problems found ({store.format_name} store, "
             f"{counted(len(store.transactions()), 'transaction')}, "
             f"{counted(len(store.backups()), 'backup')})"
         )
+        if leftovers:
+            print("`memtui doctor STORE --fix` reclaims the leftovers (harmless meanwhile)")
         return 0
     for line in problems:
         print(literal(line))

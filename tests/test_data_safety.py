@@ -12,6 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from memtui.errors import StoreWriteError
 from memtui.model import Memory
 from memtui.stores import Change, create_native_store, open_store
 from memtui.stores import store as store_module
@@ -149,7 +150,7 @@ def test_failed_commits_never_rotate_real_backups_out(
     monkeypatch.setattr(store_module, "atomic_write", disk_full)
     for n in range(20):
         m = store.get(ident)
-        with pytest.raises(OSError):
+        with pytest.raises(StoreWriteError, match="no space left on its device"):
             store.commit(
                 [Change(m, m.with_(content=f"bad {n}"))],
                 actor="user",

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memtui.errors import NotFoundError, StoreFormatError
-from memtui.stores.files import atomic_write, read_bytes
+from memtui.stores.files import atomic_write, read_bytes, writing
 
 _GZIP_MAGIC = b"\x1f\x8b"  # no JSON text starts with these bytes
 
@@ -103,7 +103,8 @@ class BackupShelf:
             with contextlib.suppress(OSError):
                 os.link(previous.path, path)
                 return Backup(name, path, at, tx_id, previous.size)
-        atomic_write(path, data, mode=0o600)
+        with writing(path, len(data)):
+            atomic_write(path, data, mode=0o600)
         return Backup(name, path, at, tx_id, len(data))
 
     def _same(self, backup: Backup, data: bytes) -> bool:

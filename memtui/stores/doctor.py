@@ -37,6 +37,10 @@ def _repair_sidecar_ledger(store: Store, stamp: str) -> list[str]:
             f"moved the damaged ledger to {aside}; the new ledger keeps its readable lines "
             f"({dropped} left out)"
         )
+    gap = store.record_gap()
+    if gap is not None:
+        done.append(gap)
+    done += store.reclaim_leftovers()
     if (
         read.owner is not None
         and read.owner != str(store.path)

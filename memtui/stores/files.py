@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memtui.errors import StoreFormatError, StoreLockedError
+from memtui.errors import StoreFormatError, StoreLockedError, StoreWriteError
 
 # pi's lock protocol: retry every 10 ms for up to 2 s; a lock older than 10 s is stale.
 LOCK_RETRY_S = 0.010
@@ -34,6 +34,34 @@ def read_bytes(path: Path) -> bytes:
         raise StoreFormatError(f"{path}: permission denied (cannot read it)") from None
     except OSError as e:
         raise StoreFormatError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+def write_failure(path: Path, e: OSError, needs: int | None = None) -> StoreWriteError:
+    """One line for an OSError at a write point: the file, the cause, and what was kept."""
+    if e.errno in _NO_SPACE:
+        room = "" if needs is None else f" (needs about {_megabytes(needs)})"
+        cause = f"no space left on its device{room}"
+        if e.errno == errno.EDQUOT:
+            cause = f"the disk quota is used up{room}"
+    else:
+        cause = f"cannot write it ({e.strerror or e})"
+    return StoreWriteError(f"{path}: {cause}; nothing was written")
+
+
+def _megabytes(size: int) -> str:
+    return f"{max(size, 1) / 1e6:.1f} MB" if size >= 100_000 else f"{max(size, 1) / 1e3:.0f} kB"
+
+
+@contextlib.contextmanager
+def writing(path: Path, needs: int | None = None) -> Iterator[None]:
+    """Turn an OSError raised while writing `path` into one `StoreWriteError` line."""
+    try:
+        yield
+    except OSError as e:
+        raise write_failure(path, e, needs) from None
 
 
 def sha256(data: bytes) -> str:
@@ -187,7 +215,7 @@ def store_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
         except OSError as e:
             if e.errno in (errno.EROFS, errno.EACCES):
                 raise StoreFormatError(f"{path}: folder is read-only ({e.strerror})") from None
-            raise
+            raise write_failure(lock, e) from None
         break
     try:
         yield
@@ -203,18 +231,29 @@ def _create_lock(lock: Path, owner: str) -> None:
     fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.write(fd, owner.encode())
-    finally:
+    except BaseException:  # a full disk: no staged file is left behind
         os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(staged)
+        raise
+    os.close(fd)
     try:
         os.link(staged, lock)  # atomic, and fails if the lock exists
     except FileExistsError:
         raise
-    except OSError:  # a filesystem without hard links: plain exclusive create
+    except OSError as e:
+        if e.errno in _NO_SPACE:
+            raise
+        # a filesystem without hard links: plain exclusive create
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.write(fd, owner.encode())
-        finally:
+        except BaseException:
             os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(lock)
+            raise
+        os.close(fd)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(staged)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,8 +31,10 @@ from memtui.stores.files import (
     sha256,
     store_lock,
 )
+from memtui.stores.files import writing as writing_to
 from memtui.stores.ledger import (
     ChangeImage,
+    LedgerRead,
     LedgerViews,
     SidecarLedger,
     Transaction,
@@ -192,7 +194,116 @@ class Store(LedgerViews):
         pending = [tx for tx in read.transactions if tx.state == "pending"]
         for tx in pending:
             tx.state = "committed" if self._landed(tx, doc, sha) else "aborted"
-        return LedgerState(read.transactions, pending, read.problems)
+        missing, leftover = self._unrecorded_backups(read, sha)
+        problems = list(read.problems)
+        if missing:
+            problems.append(self._missing_finding(missing))
+        return LedgerState(read.transactions, pending, problems, read.lost_through, read, leftover)
+
+    def _unrecorded_backups(self, read: LedgerRead, sha: str) -> tuple[list[int], list[Backup]]:
+        """The backups of transactions newer than any the ledger records: those of
+        transactions the ledger lost (their ids), and the one a memtui stopped before it
+        recorded its transaction left (it holds the file as it still is)."""
+        known = max([t.id for t in read.transactions] + [read.lost_through], default=0)
+        orphans = [b for b in self._shelf.list() if b.tx_id > known]
+        if not orphans:
+            return [], []
+        leftover: list[Backup] = []
+        for backup in orphans:  # newest first; a file merely named like a backup is no sign
+            try:
+                content = self._shelf.read(backup)
+                if sha256(content) == sha:
+                    leftover.append(backup)
+                    continue
+                if parse_store(content, backup.path)[0].name != self.format.name:
+                    continue
+            except MemtuiError:
+                continue
+            kept = {b.name for b in leftover}
+            ids = {b.tx_id for b in orphans if b.tx_id <= backup.tx_id and b.name not in kept}
+            return sorted(ids), leftover
+        return [], leftover
+
+    def _missing_finding(self, missing: list[int]) -> str:
+        assert self._ledger is not None
+        ids = _id_span(missing)
+        return (
+            f"{self._ledger.path}: does not record transaction{'s' if len(missing) > 1 else ''} "
+            f"{ids}, though {'their backups are' if len(missing) > 1 else 'its backup is'} in "
+            f"{self.sidecar / 'backups'} and the store changed since — the ledger was cut "
+            f"short, emptied or deleted; undo would pick the wrong transaction, so memtui "
+            f"changes nothing until `memtui doctor {self.path} --fix` records the gap (the "
+            "store stays as it is; `memtui backups` and `memtui rollback` still reach every "
+            "backup)"
+        )
+
+    def leftovers(self) -> list[str]:
+        """What commits that did not happen left behind (aborted intents in the ledger, a
+        backup no transaction records), one line each; harmless, reclaimed by
+        `memtui doctor --fix`."""
+        state = self._ledger_state()
+        lines = []
+        aborted = {t.id for t in state.transactions if t.state == "aborted"}
+        if aborted and state.read is not None:
+            size = state.read.bytes_of(aborted)
+            lines.append(
+                f"{self._ledger.path if self._ledger else self.path}: "
+                f"{_counted(len(aborted), 'aborted transaction')} "
+                f"({_id_span(sorted(aborted))}) still hold {size:,} bytes of the ledger"
+            )
+        for backup in state.leftover_backups:
+            lines.append(
+                f"{backup.path}: a backup no transaction records (a memtui stopped before it "
+                f"wrote); it holds the store as it is, {backup.size:,} bytes"
+            )
+        return lines
+
+    def reclaim_leftovers(self) -> list[str]:
+        """Remove what `leftovers` names (call under the store's lock); one line per repair."""
+        state = self._ledger_state()
+        done = []
+        aborted = {t.id for t in state.transactions if t.state == "aborted"}
+        if aborted and self._ledger is not None and self._ledger.path.is_file():
+            stamp = f"{os.getpid()}-{os.urandom(3).hex()}"
+            aside = self._ledger.path.with_name(f"{self._ledger.path.name}.before-reclaim-{stamp}")
+            self._ledger.without(aborted, aside)
+            for tx in state.transactions:
+                if tx.id in aborted and tx.backup:
+                    self._discard_backup(tx.backup)
+            done.append(
+                f"removed {_counted(len(aborted), 'aborted transaction')} from the ledger (the "
+                f"ledger as it was: {aside})"
+            )
+        for backup in state.leftover_backups:
+            self._shelf.discard(backup)
+            done.append(f"removed {backup.path} (the store as it still is)")
+        self._ledger_cache = None
+        return done
+
+    def _discard_backup(self, name: str) -> None:
+        with contextlib.suppress(MemtuiError):
+            self._shelf.discard(self._shelf.find(name))
+
+    def lost_through(self) -> int:
+        """Transactions up to this id are known to be missing from the ledger (0: none)."""
+        return self._ledger_state().lost_through
+
+    def record_gap(self) -> str | None:
+        """Record in the ledger that the transactions its backups show are missing from it
+        (call under the store's lock); what was done, or None when nothing is missing."""
+        state = self._ledger_state()
+        if self._ledger is None or state.read is None:
+            return None
+        missing, _ = self._unrecorded_backups(state.read, self._sha)
+        if not missing:
+            return None
+        self._ledger.record_gap(missing[-1])
+        self._ledger_cache = None
+        return (
+            f"{self._ledger.path}: recorded that transaction {_id_span(missing)} is missing; "
+            f"new transactions are numbered from {missing[-1] + 1}, and `memtui undo` without "
+            "an id refuses to reach past the gap"
+        )
 
     def _landed(self, tx: Transaction, doc: Document, sha: str) -> bool:
         """Whether a transaction whose writer died before marking it did reach the file."""
@@ -343,8 +454,8 @@ class Store(LedgerViews):
                 f"{ledger.problems[0]}; memtui adds nothing to a damaged ledger until it is "
                 "repaired (`memtui doctor STORE --fix`); nothing was written"
             )
-        history, resolved = ledger.transactions, ledger.pending
-        tx_id = max((t.id for t in history), default=0) + 1
+        history = ledger.transactions
+        tx_id = max([t.id for t in history] + [ledger.lost_through], default=0) + 1
 
         doc = base.copy()
         added = 0 if revert_header else sum(1 for c in changes if c.before is None and c.after)
@@ -412,9 +523,12 @@ class Store(LedgerViews):
         if returning:
             _move_to_positions(doc, sorted(returning))
         saving = Stage(progress, "backup", 1)
+        for leftover in ledger.leftover_backups:  # the same bytes as the backup made now
+            self._shelf.discard(leftover)
         backup = self._shelf.add(data, now, tx_id)
         saving.end()
-        pending = False
+        pending: int | None = None
+        cut: set[int] = set()
         try:
             tx = Transaction(
                 tx_id,
@@ -441,26 +555,29 @@ class Store(LedgerViews):
                 new_data = with_layout(fmt.render(doc, now), layout)
             else:
                 assert self._ledger is not None
-                for old in resolved:
-                    self._ledger.mark(old.id, old.state)
+                cut = self._settle(ledger)
                 new_data = with_layout(fmt.render(doc, now), layout)
                 tx.sha_after = sha256(new_data)
                 tx.state = "pending"
-                self._ledger.add_pending(tx)  # written ahead: the file follows
-                pending = True
+                pending = self._ledger.add_pending(tx)  # written ahead: the file follows
                 recording.end()
                 writing = Stage(progress, "writing", 1)
             doc.header.pop("sources", None)
             if FileStamp.of(self.file) != stamp:
                 raise _Overtaken
-            atomic_write(self.file, new_data, mode=fmt.rewrite_mode)
+            with writing_to(self.file, len(new_data)):
+                atomic_write(self.file, new_data, mode=fmt.rewrite_mode)
             writing.end()
         except BaseException as e:
             # the transaction did not happen: neither does its backup, nor its ledger entry
             self._shelf.discard(backup)
-            if pending and self._ledger is not None:
-                with contextlib.suppress(OSError, MemtuiError):
-                    self._ledger.mark(tx_id, "aborted")
+            # cut its intent off again (no space needed); where that fails, mark it
+            if (
+                pending is not None
+                and self._ledger is not None
+                and not self._ledger.retract(pending)
+            ):
+                self._ledger.mark(tx_id, "aborted")
             if isinstance(e, _Overtaken):
                 return None
             raise
@@ -471,8 +588,30 @@ class Store(LedgerViews):
         self.format, self._doc = fmt, doc
         self._sha, self._stamp = sha256(new_data), FileStamp.of(self.file)
         # the ledger as a fresh read would give it, without reading it
-        self._ledger_cache = (self._ledger_key(), LedgerState([*history, tx], [], []))
+        kept = [t for t in history if t.id not in cut]
+        self._ledger_cache = (
+            self._ledger_key(),
+            LedgerState([*kept, tx], [], [], ledger.lost_through),
+        )
         return tx
+
+    def _settle(self, ledger: LedgerState) -> set[int]:
+        """Record how the transactions a dead writer left pending ended: an aborted one's
+        lines are cut off where they are the ledger's last ones (marked otherwise), and its
+        backup is removed; returns the ids cut off."""
+        assert self._ledger is not None
+        cut: set[int] = set()
+        aborted = {t.id for t in ledger.pending if t.state == "aborted"}
+        tail = ledger.read.tail_of(aborted) if ledger.read is not None and aborted else None
+        if tail is not None and self._ledger.retract(tail):
+            cut = aborted
+        for old in ledger.pending:
+            if old.id in cut:
+                if old.backup:
+                    self._discard_backup(old.backup)
+                continue
+            self._ledger.mark(old.id, old.state)
+        return cut
 
     def _refuse_when_unusable(self) -> None:
         """Undo and rollback need the ledger and backups: say what is wrong with them first."""
@@ -518,7 +657,22 @@ class Store(LedgerViews):
     ) -> Transaction:
         """Revert a transaction (default: the newest one not undone) as a new transaction."""
         self._refuse_when_unusable()
-        target = undo_target(self.transactions(), tx_id, self.path)
+        gap = self.lost_through()
+        found: Transaction | None = None
+        try:
+            found = undo_target(self.transactions(), tx_id, self.path)
+        except NotFoundError:
+            if tx_id is not None or not gap:
+                raise
+        if tx_id is None and (found is None or found.id <= gap):
+            newest = "holds none" if found is None else f"holds ({found.id})"
+            raise MemtuiError(
+                f"{self.path}: the ledger lost the transactions up to {gap} (`memtui doctor` "
+                f"recorded the gap), so the newest one it {newest} is not the last change; "
+                f"name the one to undo: `memtui undo {self.path} ID` (see `memtui history`)"
+            )
+        assert found is not None
+        target = found
         lost = [c.id for c in target.changes if c.lost]
         if lost:
             raise ConflictError(
@@ -629,6 +783,22 @@ class LedgerState:
     transactions: list[Transaction]
     pending: list[Transaction]  # left pending by a writer that died, now resolved
     problems: list[str]
+    lost_through: int = 0
+    read: LedgerRead | None = None  # the sidecar ledger as read (None: in the file, or cached)
+    # backups of transactions a memtui stopped before recording (they hold the file as it is)
+    leftover_backups: list[Backup] = field(default_factory=list)
+
+
+def _counted(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def _id_span(ids: list[int]) -> str:
+    if len(ids) == 1:
+        return str(ids[0])
+    if ids == list(range(ids[0], ids[-1] + 1)):
+        return f"{ids[0]}–{ids[-1]}"
+    return ", ".join(map(str, ids))
 
 
 def _other_file(owner: str, path: Path) -> bool:
