@@ -1,0 +1,111 @@
+"""A real small filesystem (tmpfs; root only, as CI runs) filled at many steps: every failed
+change is one line naming the file and the cause, leaves the store, its ledger and its backups
+as they were and no lock or temp file behind, and the same change succeeds once space is
+freed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, CliResult
+
+Cli = Callable[..., CliResult]
+ENTRIES = 400  # of about 450 characters each (pi caps content at 500): a 250 kB store
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode().strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def _pi_store(path: Path) -> str:
+    value = json.loads((FIXTURES / "example-store.json").read_text())
+    model = value["memories"][0]
+    value["memories"] = [
+        {**model, "id": f"mem_{n:04d}", "content": f"entry {n} " + "x" * 440}
+        for n in range(ENTRIES)
+    ]
+    path.write_text(json.dumps(value, indent=2))
+    return str(value["memories"][0]["id"])
+
+
+def _free(disk: Path) -> int:
+    st = os.statvfs(disk)
+    return st.f_bavail * st.f_frsize
+
+
+def _fill(disk: Path, leave: int) -> Path:
+    filler = disk / "filler"
+    filler.unlink(missing_ok=True)
+    size = max(0, _free(disk) - leave)
+    with open(filler, "wb") as f:
+        while size > 0:
+            try:
+                size -= f.write(b"\0" * min(size, 1 << 16))
+                f.flush()
+            except OSError:
+                break
+    return filler
+
+
+def _tree(disk: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(disk)): p.read_bytes()
+        for p in sorted(disk.rglob("*"))
+        if p.is_file() and p.name != "filler"
+    }
+
+
+def test_a_full_disk_at_every_step_is_one_line_and_leaves_everything_as_it_was(
+    small_disk: Path, cli: Cli
+) -> None:
+    store = small_disk / "memory-store.json"
+    ident = _pi_store(store)
+    text = "changed " + "y" * 440
+    assert cli("edit", store, ident, "--importance", "0.5").code == 0  # a ledger and a backup
+    failed_at: set[str] = set()
+    leave = 0
+    while True:
+        before = _tree(small_disk)
+        filler = _fill(small_disk, leave)
+        result = cli("edit", store, ident, "--content", text)
+        if result.code == 0:
+            break
+        lines = result.err.strip().splitlines()
+        assert result.code == 1 and len(lines) == 1, result.err
+        assert "Traceback" not in result.err and "no space left on its device" in lines[0]
+        assert lines[0].endswith("; nothing was written")
+        named = lines[0].removeprefix("memtui: ").split(":")[0]
+        assert named.startswith(str(small_disk)), lines[0]
+        failed_at.add("a backup" if "/backups/" in named else Path(named).name)
+        assert _tree(small_disk) == before  # store, ledger, backups; no lock or temp file
+        filler.unlink()
+        leave += 8 << 10
+        assert leave < 4 << 20, "the change never fitted"
+    # the disk filled up at several write points
+    assert {"memory-store.json.lock", "a backup", "memory-store.json"} <= failed_at, failed_at
+    filler.unlink()
+    assert cli("edit", store, ident, "--content", "after").code == 0
+    assert cli("undo", store).code == 0
+    undone = cli("undo", store)  # the change made on the nearly full disk
+    assert undone.code == 0, undone.err
+    shown = json.loads(cli("show", store, ident, "--json").out)
+    assert shown["importance"] == 0.5 and shown["content"].startswith("entry 0 ")
