@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from memtui import __version__, cli_curate, locations
-from memtui.cli_common import UsageError, check_fraction, emit_json, print_done, usage_checked
+from memtui.cli_common import (
+    UsageError,
+    check_fraction,
+    emit_json,
+    print_done,
+    readable_output,
+    redecode_text,
+    usage_checked,
+)
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
 from memtui.model import STATUS_SYMBOL, Status
@@ -538,6 +546,7 @@ def command_names(parser: argparse.ArgumentParser) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    readable_output()
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     commands = set(command_names(parser))
@@ -547,6 +556,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             store, config_flag = tui
             return _run_tui(store, Service.from_config(config_flag))
         args = parser.parse_args(args_list)
+        redecode_text(args)
         # `plan --config FILE` (older spelling) means the same as `--config FILE plan`
         svc = Service.from_config(getattr(args, "profile_config", None) or args.config)
         if args.command is None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from memtui.errors import MemtuiError
 from memtui.model import HIDDEN_STATUSES, Memory, Source, Status
-from memtui.service.base import ServiceBase, Store
+from memtui.service.base import ServiceBase, Store, check_text
 from memtui.stores import Actor, Change, Transaction
 from memtui.stores.pi_format import PI_CONTENT_CAP, PI_TYPES
 
@@ -39,6 +39,8 @@ class EntryEditsMixin(ServiceBase):
         changes = edit.fields()
         if edit.content is not None:
             self._check_content(store, edit.content)
+        for tag in edit.tags or ():
+            check_text("a tag", tag)
         if edit.importance is not None:
             self._check_importance(edit.importance)
         if edit.category is not None:
@@ -118,6 +120,9 @@ class EntryEditsMixin(ServiceBase):
         self._check_content(store, content)
         self._check_importance(importance)
         self._check_category(store, category)
+        for tag in tags:
+            check_text("a tag", tag)
+        check_text("the user", user_id or "")
         now = self.now()
         return Memory(
             id=store.new_id(now),
@@ -148,6 +153,7 @@ class EntryEditsMixin(ServiceBase):
     def _check_content(self, store: Store, content: str) -> None:
         if not content.strip():
             raise MemtuiError("the content must not be empty")
+        check_text("the content", content)
         if store.format_name == "pi" and len(content) > PI_CONTENT_CAP:
             raise MemtuiError(
                 f"the content is {len(content)} characters; pi stores cap content at "
@@ -168,6 +174,7 @@ class EntryEditsMixin(ServiceBase):
     def _check_category(self, store: Store, category: str) -> None:
         if not category.strip():
             raise MemtuiError("the category must not be empty")
+        check_text("the category", category)
         if store.format_name == "pi" and category not in PI_TYPES:
             raise MemtuiError(
                 f"pi stores hold these types only: {', '.join(sorted(PI_TYPES))}; not {category!r}"
