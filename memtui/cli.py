@@ -579,6 +579,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    except OSError as e:  # a write point below that does not say it itself
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"memtui: {where}{e.strerror or e}", file=sys.stderr)
+        return 1
 
 
 def _tui_arguments(argv: list[str], commands: set[str]) -> tuple[str | None, str | None] | None:

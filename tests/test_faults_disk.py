@@ -74,38 +74,45 @@ def _tree(disk: Path) -> dict[str, bytes]:
     }
 
 
-def test_a_full_disk_at_every_step_is_one_line_and_leaves_everything_as_it_was(
-    small_disk: Path, cli: Cli
-) -> None:
-    store = small_disk / "memory-store.json"
-    ident = _pi_store(store)
-    text = "changed " + "y" * 440
-    assert cli("edit", store, ident, "--importance", "0.5").code == 0  # a ledger and a backup
+def _sweep(disk: Path, cli: Cli, *command: str | Path) -> set[str]:
+    """Run `command` with ever more free space until it succeeds; every failure is checked.
+    Returns the write points it failed at."""
     failed_at: set[str] = set()
     leave = 0
     while True:
-        before = _tree(small_disk)
-        filler = _fill(small_disk, leave)
-        result = cli("edit", store, ident, "--content", text)
+        before = _tree(disk)
+        filler = _fill(disk, leave)
+        result = cli(*command)
+        filler.unlink()
         if result.code == 0:
-            break
+            return failed_at
         lines = result.err.strip().splitlines()
         assert result.code == 1 and len(lines) == 1, result.err
         assert "Traceback" not in result.err and "no space left on its device" in lines[0]
         assert lines[0].endswith("; nothing was written")
         named = lines[0].removeprefix("memtui: ").split(":")[0]
-        assert named.startswith(str(small_disk)), lines[0]
+        assert named.startswith(str(disk)), lines[0]
         failed_at.add("a backup" if "/backups/" in named else Path(named).name)
-        assert _tree(small_disk) == before  # store, ledger, backups; no lock or temp file
-        filler.unlink()
+        assert _tree(disk) == before  # store, ledger, backups; no lock or temp file
         leave += 8 << 10
         assert leave < 4 << 20, "the change never fitted"
+
+
+def test_a_full_disk_at_every_step_is_one_line_and_leaves_everything_as_it_was(
+    small_disk: Path, cli: Cli
+) -> None:
+    store = small_disk / "memory-store.json"
+    ident = _pi_store(store)
+    assert cli("edit", store, ident, "--importance", "0.5").code == 0  # a ledger and a backup
+    text = "changed " + "y" * 440
+    failed_at = _sweep(small_disk, cli, "edit", store, ident, "--content", text)
     # the disk filled up at several write points
     assert {"memory-store.json.lock", "a backup", "memory-store.json"} <= failed_at, failed_at
-    filler.unlink()
-    assert cli("edit", store, ident, "--content", "after").code == 0
-    assert cli("undo", store).code == 0
-    undone = cli("undo", store)  # the change made on the nearly full disk
-    assert undone.code == 0, undone.err
+    assert json.loads(cli("show", store, ident, "--json").out)["content"] == text
+    # undo too: each failure leaves all as it was, and it is done once it fits
+    failed_at = _sweep(small_disk, cli, "undo", store)
+    assert {"a backup", "memory-store.json"} <= failed_at, failed_at
     shown = json.loads(cli("show", store, ident, "--json").out)
     assert shown["importance"] == 0.5 and shown["content"].startswith("entry 0 ")
+    history = json.loads(cli("history", store, "--json").out)
+    assert [tx["kind"] for tx in history] == ["undo", "edit", "edit"]
