@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from memtui import __version__, cli_curate, locations
+from memtui import __version__, cli_curate, interrupts, locations
 from memtui.cli_common import (
     UsageError,
     check_fraction,
@@ -561,10 +561,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         svc = Service.from_config(getattr(args, "profile_config", None) or args.config)
         if args.command is None:
             return _run_tui(None, svc)
-        with gc_paused():  # a short-lived command: no cyclic collections over its records
+        # a short-lived command: no cyclic collections over its records
+        # the process exits next when it runs as `memtui`: a signal then waits for the exit
+        with interrupts.installed(restore=argv is not None), gc_paused():
             code = int(args.func(args, svc))
-        for line in svc.sidecar_warnings():
-            print(line, file=sys.stderr)
+            # past a commit point signals wait until the command is done (interrupts)
+            late = interrupts.late()
+            if late is not None:
+                print(
+                    f"memtui: {interrupts.name(late)} came after the change was committed; it "
+                    "stands as reported",
+                    file=sys.stderr,
+                )
+            for line in svc.sidecar_warnings():
+                print(line, file=sys.stderr)
         return code
     except UsageError as e:
         print(f"memtui: {e}", file=sys.stderr)
@@ -572,9 +582,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemtuiError as e:
         print(f"memtui: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("memtui: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        # raised only before a commit point: once one is passed, signals wait (interrupts)
+        print("memtui: interrupted: nothing was written", file=sys.stderr)
+        return e.exit_code if isinstance(e, interrupts.Interrupted) else 130
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

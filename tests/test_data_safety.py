@@ -8,6 +8,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -142,10 +143,10 @@ def test_failed_commits_never_rotate_real_backups_out(
 
     real_write = store_module.atomic_write
 
-    def disk_full(target: Path, data: bytes, mode: int | None = None) -> None:
+    def disk_full(target: Path, data: bytes, mode: int | None = None, **how: Any) -> None:
         if Path(target) == path:
             raise OSError(errno.ENOSPC, "No space left on device")
-        real_write(target, data, mode)
+        real_write(target, data, mode, **how)
 
     monkeypatch.setattr(store_module, "atomic_write", disk_full)
     for n in range(20):

@@ -99,12 +99,17 @@ class BackupShelf:
             name = f"{stem}-{n}{self.suffix}"
         path = self.folder / name
         previous = next(iter(self.list()), None)
-        if previous is not None and self._same(previous, data):
+        try:
+            if previous is not None and self._same(previous, data):
+                with contextlib.suppress(OSError):
+                    os.link(previous.path, path)
+                    return Backup(name, path, at, tx_id, previous.size)
+            with writing(path, len(data)):
+                atomic_write(path, data, mode=0o600)
+        except BaseException:  # an interrupt once the file was in place: no backup is left
             with contextlib.suppress(OSError):
-                os.link(previous.path, path)
-                return Backup(name, path, at, tx_id, previous.size)
-        with writing(path, len(data)):
-            atomic_write(path, data, mode=0o600)
+                path.unlink()
+            raise
         return Backup(name, path, at, tx_id, len(data))
 
     def _same(self, backup: Backup, data: bytes) -> bool:

@@ -9,7 +9,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,12 +100,19 @@ def real_path(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+def atomic_write(
+    path: Path,
+    data: bytes,
+    mode: int | None = None,
+    *,
+    before_rename: Callable[[], None] | None = None,
+) -> None:
     """Write a temp file beside the real file `path` names, fsync it, rename it over that
     file, fsync the folder.
 
-    A crash at any instant leaves either the old or the new file there. A symlinked `path`
-    stays a link (the file it points to is replaced), and the temp file is created
+    A crash at any instant leaves either the old or the new file there. `before_rename` is
+    called once the new file is complete, just before the rename that puts it in place. A
+    symlinked `path` stays a link (the file it points to is replaced), and the temp file is created
     exclusively, so a link planted at its name is never followed.
     """
     path = real_path(path)
@@ -135,6 +142,8 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
         raise
     os.close(fd)
     try:
+        if before_rename is not None:
+            before_rename()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

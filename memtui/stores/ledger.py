@@ -447,14 +447,7 @@ class SidecarLedger:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         try:
-            size = os.fstat(fd).st_size
-            if size:
-                # cut a torn last line left by a writer that died mid-append
-                last = os.pread(fd, min(size, 1 << 20), max(0, size - (1 << 20)))
-                if not last.endswith(b"\n"):
-                    cut = last.rfind(b"\n")
-                    size = size - len(last) + cut + 1 if cut >= 0 else 0
-                    os.ftruncate(fd, size)
+            size = _cut_torn_line(fd)
             try:
                 view = memoryview(line)
                 while view:
@@ -467,6 +460,19 @@ class SidecarLedger:
             return size
         finally:
             os.close(fd)
+
+    def end(self) -> int:
+        """Where the next line will start (a torn last line cut off first): what a commit
+        keeps before it writes its intent, to `retract` to."""
+        with writing(self.path):
+            try:
+                fd = os.open(self.path, os.O_RDWR)
+            except FileNotFoundError:
+                return 0
+            try:
+                return _cut_torn_line(fd)
+            finally:
+                os.close(fd)
 
     def retract(self, size: int) -> bool:
         """Cut the ledger back to `size` bytes (what `append` returned): the lines of a
@@ -531,6 +537,18 @@ class SidecarLedger:
             with contextlib.suppress(OSError):
                 os.unlink(aside)
             raise
+
+
+def _cut_torn_line(fd: int) -> int:
+    """Cut a torn last line a writer that died mid-append left; the size after."""
+    size = os.fstat(fd).st_size
+    if size:
+        last = os.pread(fd, min(size, 1 << 20), max(0, size - (1 << 20)))
+        if not last.endswith(b"\n"):
+            cut = last.rfind(b"\n")
+            size = size - len(last) + cut + 1 if cut >= 0 else 0
+            os.ftruncate(fd, size)
+    return size
 
 
 class LedgerViews:

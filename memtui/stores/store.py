@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memtui import interrupts
 from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormatError
 from memtui.model import Memory, same_except
 from memtui.stores.backups import DEFAULT_KEEP, Backup, BackupShelf, is_packed, unpack
@@ -525,11 +526,20 @@ class Store(LedgerViews):
         saving = Stage(progress, "backup", 1)
         for leftover in ledger.leftover_backups:  # the same bytes as the backup made now
             self._shelf.discard(leftover)
-        backup = self._shelf.add(data, now, tx_id)
-        saving.end()
+        backup: Backup | None = None
         pending: int | None = None
         cut: set[int] = set()
+        held = False
+
+        def at_commit() -> None:
+            """The commit point: a signal from here on waits (see `interrupts`)."""
+            nonlocal held
+            interrupts.hold()
+            held = True
+
         try:
+            backup = self._shelf.add(data, now, tx_id)
+            saving.end()
             tx = Transaction(
                 tx_id,
                 now,
@@ -559,18 +569,20 @@ class Store(LedgerViews):
                 new_data = with_layout(fmt.render(doc, now), layout)
                 tx.sha_after = sha256(new_data)
                 tx.state = "pending"
-                pending = self._ledger.add_pending(tx)  # written ahead: the file follows
+                pending = self._ledger.end()
+                self._ledger.add_pending(tx)  # written ahead: the file follows
                 recording.end()
                 writing = Stage(progress, "writing", 1)
             doc.header.pop("sources", None)
             if FileStamp.of(self.file) != stamp:
                 raise _Overtaken
             with writing_to(self.file, len(new_data)):
-                atomic_write(self.file, new_data, mode=fmt.rewrite_mode)
+                atomic_write(self.file, new_data, mode=fmt.rewrite_mode, before_rename=at_commit)
             writing.end()
         except BaseException as e:
             # the transaction did not happen: neither does its backup, nor its ledger entry
-            self._shelf.discard(backup)
+            if backup is not None:
+                self._shelf.discard(backup)
             # cut its intent off again (no space needed); where that fails, mark it
             if (
                 pending is not None
@@ -578,6 +590,8 @@ class Store(LedgerViews):
                 and not self._ledger.retract(pending)
             ):
                 self._ledger.mark(tx_id, "aborted")
+            if held:
+                interrupts.unhold()
             if isinstance(e, _Overtaken):
                 return None
             raise
