@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import socket
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -179,10 +180,21 @@ def _pid_alive(pid: int) -> bool:
 
 def _lock_is_stale(lock: Path) -> bool:
     try:
-        st = os.stat(lock)
+        st = os.lstat(lock)
     except FileNotFoundError:
         return False
-    if time.time() - st.st_mtime > LOCK_STALE_S:
+    if stat.S_ISDIR(st.st_mode):
+        raise StoreFormatError(
+            f"{lock}: is a folder, not a lock file, so memtui cannot lock the store; remove "
+            "it (rmdir) if nothing uses it"
+        )
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            st = os.stat(lock)
+        except OSError:
+            return True  # a link to nothing holds no lock
+    # a time more than the stale age ahead (a clock set back since) is as old as can be
+    if abs(time.time() - st.st_mtime) > LOCK_STALE_S:
         return True
     # Our own lock files name their owner: a dead process on this host holds nothing.
     try:
@@ -207,8 +219,7 @@ def store_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
             _create_lock(lock, owner)
         except FileExistsError:
             if _lock_is_stale(lock):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(lock)
+                _break_stale_lock(lock)
                 continue
             if time.monotonic() >= deadline:
                 raise StoreLockedError(
@@ -231,6 +242,18 @@ def store_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(lock)
+
+
+def _break_stale_lock(lock: Path) -> None:
+    try:
+        os.unlink(lock)
+    except FileNotFoundError:
+        pass
+    except OSError as e:  # immutable (chattr +i), or a folder it cannot write
+        raise StoreFormatError(
+            f"{lock}: a stale lock memtui cannot remove ({e.strerror}); nothing was written — "
+            "remove it by hand (`lsattr` shows an immutable one) when no agent runs"
+        ) from None
 
 
 def _create_lock(lock: Path, owner: str) -> None:
