@@ -3,6 +3,7 @@ refused, with the reason, where the store's format cannot hold the result."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,26 @@ class EntryEdit:
         return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}
 
 
+@dataclass(frozen=True, slots=True)
+class HandRules:
+    """How the agent that owns a format writes what a person adds or edits by hand."""
+
+    source: Source = Source.USER
+    trims: bool = False  # content stripped of surrounding space, as its add and update do
+    anchors_decay: bool = False  # a new entry is decayed as of its creation
+
+
+# pi's hand-add paths write "manual" (and its consolidator never merges "user" entries); its
+# add() trims and always writes lastDecayedAt, its update() trims
+HAND_RULES: dict[str, HandRules] = {
+    "pi": HandRules(Source.MANUAL, trims=True, anchors_decay=True),
+}
+
+
+def hand_rules(store: Store) -> HandRules:
+    return HAND_RULES.get(store.format_name, HandRules())
+
+
 class EntryEditsMixin(ServiceBase):
     """Edits of one entry, each one transaction."""
 
@@ -36,6 +57,8 @@ class EntryEditsMixin(ServiceBase):
         change; refused, with the reason, where the store's format cannot hold it (pi caps
         content at 500 characters, has six types and holds active entries only)."""
         before = store.get(memory_id)
+        if edit.content is not None and hand_rules(store).trims:
+            edit = dataclasses.replace(edit, content=edit.content.strip())
         changes = edit.fields()
         if edit.content is not None:
             self._check_content(store, edit.content)
@@ -115,8 +138,12 @@ class EntryEditsMixin(ServiceBase):
         tags: Sequence[str] = (),
         user_id: str | None = None,
     ) -> Memory:
-        """A new entry written by the user (nothing is written yet); refused, with the reason,
-        where the store's format cannot hold it."""
+        """A new entry written by the user (nothing is written yet), as the store's agent
+        writes one added by hand (`HAND_RULES`); refused, with the reason, where the store's
+        format cannot hold it."""
+        rules = hand_rules(store)
+        if rules.trims:
+            content = content.strip()
         self._check_content(store, content)
         self._check_importance(importance)
         self._check_category(store, category)
@@ -129,10 +156,11 @@ class EntryEditsMixin(ServiceBase):
             content=content,
             category=category,
             importance=importance,
-            source=Source.USER,
+            source=rules.source,
             tags=tuple(tags),
             created_at=now,
             last_accessed_at=now,
+            last_decayed_at=now if rules.anchors_decay else None,
             updated_at=now,
             user_id=user_id or None,
         )
