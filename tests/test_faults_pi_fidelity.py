@@ -53,3 +53,21 @@ def test_other_formats_keep_the_text_as_given(tmp_path: Path, cli: Cli) -> None:
     change = json.loads(added.out)["changes"][0]
     shown = json.loads(cli("show", native, change["id"], "--json").out)
     assert shown["content"] == "  spaced  " and shown["source"] == "user"
+
+
+def test_a_plan_whose_wording_holds_a_lone_surrogate_is_sealed_and_applies(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """pi cuts merged wording at 500 UTF-16 units, which can split an emoji: the plan file is
+    written and sealed anyway, and its seal checks on apply."""
+    store = tmp_path / "dedupe-store.json"
+    source = Path(__file__).parent / "fixtures" / "pi_conformance" / "consolidate"
+    store.write_bytes((source / "dedupe-store.json").read_bytes())
+    for version in ("2", "1"):
+        plan = tmp_path / f"plan{version}.json"
+        made = cli("plan", store, "--out", plan, "--plan-version", version)
+        assert made.code == 0 and "Traceback" not in made.err, made.err
+        assert '"seals"' in plan.read_text(encoding="utf-8", errors="surrogatepass")
+    applied = cli("apply", store, tmp_path / "plan1.json", "--yes")
+    assert applied.code == 0, applied.err
+    assert "unsealed" not in applied.out + applied.err
