@@ -116,3 +116,20 @@ def test_a_full_disk_at_every_step_is_one_line_and_leaves_everything_as_it_was(
     assert shown["importance"] == 0.5 and shown["content"].startswith("entry 0 ")
     history = json.loads(cli("history", store, "--json").out)
     assert [tx["kind"] for tx in history] == ["undo", "edit", "edit"]
+
+
+def test_a_plan_apply_that_did_not_fit_fits_once_space_is_freed(
+    small_disk: Path, cli: Cli, tmp_path: Path
+) -> None:
+    """The issue's case: an apply whose ledger intent is large. Each failure leaves the
+    ledger as it was (no intent, no "aborted" mark), so the same apply fits once it can."""
+    store = small_disk / "memory-store.json"
+    _pi_store(store)
+    plan = tmp_path / "plan.json"
+    made = cli("plan", store, "--out", plan)
+    assert made.code == 0 and "400 decay" in made.out, made.out
+    failed_at = _sweep(small_disk, cli, "apply", store, plan, "--yes")
+    assert {"a backup", "ledger.jsonl", "memory-store.json"} <= failed_at, failed_at
+    history = json.loads(cli("history", store, "--json").out)
+    assert [tx["kind"] for tx in history] == ["plan"]
+    assert cli("doctor", store).out.count("leftover") == 0

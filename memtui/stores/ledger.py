@@ -484,6 +484,8 @@ class SidecarLedger:
                     return False
                 f.truncate(size)
                 os.fsync(f.fileno())
+            if size == 0:  # the ledger this commit began: none is left
+                os.unlink(self.path)
         except OSError:
             return False
         return True
