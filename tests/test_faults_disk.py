@@ -74,9 +74,9 @@ def _tree(disk: Path) -> dict[str, bytes]:
     }
 
 
-def _sweep(disk: Path, cli: Cli, *command: str | Path) -> set[str]:
-    """Run `command` with ever more free space until it succeeds; every failure is checked.
-    Returns the write points it failed at."""
+def _sweep(disk: Path, cli: Cli, *command: str | Path, step: int = 32 << 10) -> set[str]:
+    """Run `command` with ever more free space (`step` more each time) until it succeeds;
+    every failure is checked. Returns the write points it failed at."""
     failed_at: set[str] = set()
     leave = 0
     while True:
@@ -94,7 +94,7 @@ def _sweep(disk: Path, cli: Cli, *command: str | Path) -> set[str]:
         assert named.startswith(str(disk)), lines[0]
         failed_at.add("a backup" if "/backups/" in named else Path(named).name)
         assert _tree(disk) == before  # store, ledger, backups; no lock or temp file
-        leave += 8 << 10
+        leave += step
         assert leave < 4 << 20, "the change never fitted"
 
 
@@ -128,7 +128,7 @@ def test_a_plan_apply_that_did_not_fit_fits_once_space_is_freed(
     plan = tmp_path / "plan.json"
     made = cli("plan", store, "--out", plan)
     assert made.code == 0 and "400 decay" in made.out, made.out
-    failed_at = _sweep(small_disk, cli, "apply", store, plan, "--yes")
+    failed_at = _sweep(small_disk, cli, "apply", store, plan, "--yes", step=64 << 10)
     assert {"a backup", "ledger.jsonl", "memory-store.json"} <= failed_at, failed_at
     history = json.loads(cli("history", store, "--json").out)
     assert [tx["kind"] for tx in history] == ["plan"]
