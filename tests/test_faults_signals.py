@@ -144,5 +144,6 @@ def test_signals_from_outside_at_random_moments_are_told_truthfully(
         outcomes.append(
             _check(store, before, signum, child.returncode, rest.decode(), err.decode(), text)
         )
-    # each outcome was checked against the ledger; both happen in such a sweep
-    assert len(outcomes) == 18 and True in outcomes and False in outcomes, outcomes
+    # each outcome was checked against the ledger (which one a round gets depends on the
+    # machine's load; the stage test above pins both)
+    assert len(outcomes) == 18, outcomes
