@@ -64,7 +64,9 @@ def install() -> Callable[[], None]:
 @contextlib.contextmanager
 def installed(*, restore: bool = True) -> Iterator[None]:
     """`install()` for the duration of a command; the handlers before it come back after
-    (`restore`), or, for a process that only exits next, a signal keeps waiting."""
+    (`restore`), or, for a process that only exits next, the signals are ignored: Python's
+    exit would put their default back (which ends the process before it wrote its output),
+    an ignored one it leaves alone."""
     settle()
     put_back = install()
     try:
@@ -72,8 +74,9 @@ def installed(*, restore: bool = True) -> Iterator[None]:
     finally:
         if restore:
             put_back()
-        else:
-            hold()
+        elif threading.current_thread() is threading.main_thread():
+            for signum in SIGNALS:
+                signal.signal(signum, signal.SIG_IGN)
 
 
 def hold() -> None:
