@@ -16,8 +16,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from memtui import __version__, cli_curate, locations
-from memtui.cli_common import UsageError, check_fraction, emit_json, print_done, usage_checked
+from memtui import __version__, cli_curate, interrupts, locations
+from memtui.cli_common import (
+    UsageError,
+    check_fraction,
+    emit_json,
+    print_done,
+    readable_output,
+    redecode_text,
+    usage_checked,
+)
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
 from memtui.model import STATUS_SYMBOL, Status
@@ -357,17 +365,22 @@ def cmd_export(args: argparse.Namespace, svc: Service) -> int:
 def cmd_doctor(args: argparse.Namespace, svc: Service) -> int:
     store = svc.open(args.store, warn=False)
     problems = svc.problems(store)
-    if problems and args.fix:
+    if (problems or svc.leftovers(store)) and args.fix:
         for line in svc.repair(store):
-            print(line)
+            print(literal(line))
         store = svc.open(args.store, warn=False)
         problems = svc.problems(store)
+    leftovers = svc.leftovers(store)
+    for line in leftovers:
+        print(f"leftover: {literal(line)}")
     if not problems:
         print(
             f"{literal(str(store.path))}: no problems found ({store.format_name} store, "
             f"{counted(len(store.transactions()), 'transaction')}, "
             f"{counted(len(store.backups()), 'backup')})"
         )
+        if leftovers:
+            print("`memtui doctor STORE --fix` reclaims the leftovers (harmless meanwhile)")
         return 0
     for line in problems:
         print(literal(line))
@@ -549,6 +562,7 @@ def command_names(parser: argparse.ArgumentParser) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    readable_output()
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     commands = set(command_names(parser))
@@ -558,14 +572,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             store, config_flag = tui
             return _run_tui(store, Service.from_config(config_flag))
         args = parser.parse_args(args_list)
+        redecode_text(args)
         # `plan --config FILE` (older spelling) means the same as `--config FILE plan`
         svc = Service.from_config(getattr(args, "profile_config", None) or args.config)
         if args.command is None:
             return _run_tui(None, svc)
-        with gc_paused():  # a short-lived command: no cyclic collections over its records
+        # a short-lived command: no cyclic collections over its records
+        # the process exits next when it runs as `memtui`: a signal then waits for the exit
+        with interrupts.installed(restore=argv is not None), gc_paused():
             code = int(args.func(args, svc))
-        for line in svc.sidecar_warnings():
-            print(line, file=sys.stderr)
+            # past a commit point signals wait until the command is done (interrupts)
+            late = interrupts.late()
+            if late is not None:
+                print(
+                    f"memtui: {interrupts.name(late)} came after the change was committed; it "
+                    "stands as reported",
+                    file=sys.stderr,
+                )
+            for line in svc.sidecar_warnings():
+                print(line, file=sys.stderr)
         return code
     except UsageError as e:
         print(f"memtui: {e}", file=sys.stderr)
@@ -573,12 +598,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemtuiError as e:
         print(f"memtui: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("memtui: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        # raised only before a commit point: once one is passed, signals wait (interrupts)
+        print("memtui: interrupted: nothing was written", file=sys.stderr)
+        return e.exit_code if isinstance(e, interrupts.Interrupted) else 130
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except OSError as e:  # a write point below that does not say it itself
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"memtui: {where}{e.strerror or e}", file=sys.stderr)
         return 1
 
 

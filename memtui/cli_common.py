@@ -3,17 +3,64 @@ values that raise it (exit 2; a runtime failure exits 1)."""
 
 from __future__ import annotations
 
+import argparse
+import codecs
+import io
+import os
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from memtui.errors import MemtuiError
 from memtui.jsonout import dumps_text
 from memtui.service import Store, Transaction
-from memtui.textsafe import json_safe
+from memtui.textsafe import json_safe, one_line, redecoded
 
 
 def emit_json(value: Any) -> None:
     print(json_safe(dumps_text(value, indent=True)))
+
+
+# the arguments that are text for the store (not paths): a non-UTF-8 locale hands them over
+# as surrogate escapes, decoded again here (`redecode_text`)
+TEXT_ARGUMENTS = (
+    "content", "tags", "query", "category", "user", "reason", "id", "ids", "a", "b", "old",
+    "new", "only", "skip", "status",
+)  # fmt: skip
+
+
+def redecode_text(args: argparse.Namespace) -> None:
+    """Decode the text arguments as the UTF-8 they are whatever the locale said; a usage
+    error names one whose bytes are not UTF-8."""
+    for name in TEXT_ARGUMENTS:
+        value = getattr(args, name, None)
+        values = value if isinstance(value, list) else [value]
+        fixed = []
+        for item in values:
+            if not isinstance(item, str):
+                fixed.append(item)
+                continue
+            text = redecoded(item)
+            if text is None:
+                shown = os.fsencode(item).decode("ascii", "backslashreplace")
+                raise UsageError(
+                    f"'{one_line(shown[:60])}' on the command line is not UTF-8 text (is the "
+                    "terminal's encoding UTF-8?); nothing was written"
+                )
+            fixed.append(text)
+        setattr(args, name, fixed if isinstance(value, list) else fixed[0])
+
+
+def readable_output() -> None:
+    """Text a stdout or stderr in another encoding than UTF-8 cannot hold is written
+    escaped (`\\u4e2d`), never a crash."""
+    for stream in (sys.stdout, sys.stderr):
+        if (
+            isinstance(stream, io.TextIOWrapper)
+            and codecs.lookup(stream.encoding).name != "utf-8"
+            and stream.errors in ("strict", "surrogateescape")
+        ):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def print_done(what: str, store: Store, tx: Transaction) -> None:

@@ -19,3 +19,8 @@ class ConflictError(MemtuiError):
 
 class NotFoundError(MemtuiError):
     """An id (memory, transaction, backup) that the store does not hold."""
+
+
+class StoreWriteError(MemtuiError):
+    """A file memtui writes (the store, its lock, a backup, the ledger) could not be written;
+    the commit did not happen."""

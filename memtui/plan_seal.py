@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 import stat
 from pathlib import Path
@@ -74,16 +75,19 @@ def worded(action: Action) -> list[list[str]]:
 
 
 def seal(key: bytes, plan: Plan, action: Action) -> str:
-    message = orjson.dumps(
-        [
-            plan.store_fingerprint,
-            format_iso(plan.now),
-            action.id,
-            action.kind,
-            action.targets,
-            worded(action),
-        ]
-    )
+    sealed = [
+        plan.store_fingerprint,
+        format_iso(plan.now),
+        action.id,
+        action.kind,
+        action.targets,
+        worded(action),
+    ]
+    try:
+        message = orjson.dumps(sealed)
+    except orjson.JSONEncodeError:  # a lone surrogate (pi cuts text at 500 UTF-16 units)
+        text = json.dumps(sealed, ensure_ascii=False, separators=(",", ":"))
+        message = text.encode("utf-8", "surrogatepass")
     return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 

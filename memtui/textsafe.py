@@ -6,6 +6,7 @@ and invisible zero-width characters become visible `\\x1b`-style escapes; nothin
 
 from __future__ import annotations
 
+import os
 import re
 
 _UNSAFE = re.compile(
@@ -44,3 +45,23 @@ def json_safe(text: str) -> str:
     """JSON text with the characters the JSON encoder leaves raw but terminals interpret
     written as \\u escapes (still the same JSON value)."""
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_surrogates(text: str) -> bool:
+    """Whether `text` holds a lone UTF-16 surrogate: no UTF-8 text does (bytes a non-UTF-8
+    locale could not decode arrive as such)."""
+    return _SURROGATE.search(text) is not None
+
+
+def redecoded(text: str) -> str | None:
+    """Command-line text a non-UTF-8 locale decoded to surrogate escapes, decoded again as
+    the UTF-8 it is; None when its bytes are not UTF-8."""
+    if not has_surrogates(text):
+        return text
+    try:
+        return os.fsencode(text).decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return None

@@ -10,6 +10,7 @@ from psycopg.types.json import Jsonb
 
 from memtui.stores.postgres.content_hash import content_hash
 from memtui.stores.postgres.rows import COLUMNS, image
+from tests.conftest import NOW
 
 SELECT = "SELECT " + ", ".join(COLUMNS) + " FROM long_term_memory"
 # the Go columns of a row that undo must restore exactly (not version, hash, updated_at)
@@ -34,7 +35,9 @@ def _rehash(conn: psycopg.Connection[Any], ident: int) -> None:
 
 
 def insert(conn: psycopg.Connection[Any], content: str, **fields: Any) -> int:
-    values = {"user_id": "u1", "content": content, **fields}
+    # created as of the tests' clock ($MEMTUI_NOW), not the server's: memtui refuses to plan
+    # as of a time before the entries were created
+    values = {"user_id": "u1", "content": content, "created_at": NOW, **fields}
     if "embedding" in values and values["embedding"] is not None:
         values["embedding"] = Jsonb(values["embedding"])
     names = ", ".join(values)

@@ -28,6 +28,15 @@ from tests.test_scale_plans import refused_naming_the_action
 
 Cli = Callable[..., CliResult]
 NOW = "2026-12-01T00:00:00Z"
+
+
+@pytest.fixture(autouse=True)
+def clock_at_the_plans_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plans here are made as of NOW; they are applied with the clock there too (a plan made
+    for a later time than the clock is refused)."""
+    monkeypatch.setenv("MEMTUI_NOW", NOW)
+
+
 MADE = datetime(2026, 11, 30, tzinfo=UTC)
 
 

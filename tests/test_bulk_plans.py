@@ -85,6 +85,13 @@ def _roomy_items(tmp_path: Path) -> Path:
     return store
 
 
+@pytest.fixture(autouse=True)
+def clock_at_the_plans_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plans here are made as of NOW; they are applied with the clock there too (a plan made
+    for a later time than the clock is refused)."""
+    monkeypatch.setenv("MEMTUI_NOW", NOW)
+
+
 def _plan(cli: Cli, store: Path, out: Path, *extra: str) -> dict[str, Any]:
     result = cli("plan", store, "--out", out, "--now", NOW, *extra)
     assert result.code == 0, result.err

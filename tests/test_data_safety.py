@@ -8,10 +8,12 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
+from memtui.errors import StoreWriteError
 from memtui.model import Memory
 from memtui.stores import Change, create_native_store, open_store
 from memtui.stores import store as store_module
@@ -141,15 +143,15 @@ def test_failed_commits_never_rotate_real_backups_out(
 
     real_write = store_module.atomic_write
 
-    def disk_full(target: Path, data: bytes, mode: int | None = None) -> None:
+    def disk_full(target: Path, data: bytes, mode: int | None = None, **how: Any) -> None:
         if Path(target) == path:
             raise OSError(errno.ENOSPC, "No space left on device")
-        real_write(target, data, mode)
+        real_write(target, data, mode, **how)
 
     monkeypatch.setattr(store_module, "atomic_write", disk_full)
     for n in range(20):
         m = store.get(ident)
-        with pytest.raises(OSError):
+        with pytest.raises(StoreWriteError, match="no space left on its device"):
             store.commit(
                 [Change(m, m.with_(content=f"bad {n}"))],
                 actor="user",

@@ -47,7 +47,10 @@ def test_a_compact_plan_reads_back_as_the_plan_made(
     assert again.to_dict() == full  # every record, reason and score, as the v1 file has them
 
 
-def test_version_1_and_2_files_apply_alike(cli: Cli, tmp_path: Path) -> None:
+def test_version_1_and_2_files_apply_alike(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMTUI_NOW", "2026-12-01T00:00:00Z")  # applied at the plan's time
     results = []
     for version in ("1", "2"):
         (tmp_path / version).mkdir()

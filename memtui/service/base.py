@@ -17,6 +17,7 @@ from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.stores import MemoryStore
 from memtui.stores.store import Store as FileStore
+from memtui.textsafe import has_surrogates
 from memtui.times import parse_iso_or_none
 
 Store: TypeAlias = MemoryStore
@@ -83,6 +84,16 @@ class ServiceBase:
     def record(self, store: Store, memory_id: str, history: History | None = None) -> Memory | None:
         """The entry as the store holds it, or as the ledger last saw it."""
         return record_of(store, memory_id, history)
+
+
+def check_text(what: str, text: str) -> None:
+    """Refuse text a person gave that holds a lone surrogate (bytes a non-UTF-8 locale could
+    not decode): no store is written with it."""
+    if has_surrogates(text):
+        raise MemtuiError(
+            f"{what} is not UTF-8 text (it holds undecodable bytes; is the terminal's encoding "
+            "UTF-8?); nothing was written"
+        )
 
 
 def file_store(store: Store, what: str) -> FileStore:

@@ -3,13 +3,14 @@ refused, with the reason, where the store's format cannot hold the result."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from memtui.errors import MemtuiError
 from memtui.model import HIDDEN_STATUSES, Memory, Source, Status
-from memtui.service.base import ServiceBase, Store
+from memtui.service.base import ServiceBase, Store, check_text
 from memtui.stores import Actor, Change, Transaction
 from memtui.stores.pi_format import PI_CONTENT_CAP, PI_TYPES
 
@@ -28,6 +29,26 @@ class EntryEdit:
         return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}
 
 
+@dataclass(frozen=True, slots=True)
+class HandRules:
+    """How the agent that owns a format writes what a person adds or edits by hand."""
+
+    source: Source = Source.USER
+    trims: bool = False  # content stripped of surrounding space, as its add and update do
+    anchors_decay: bool = False  # a new entry is decayed as of its creation
+
+
+# pi's hand-add paths write "manual" (and its consolidator never merges "user" entries); its
+# add() trims and always writes lastDecayedAt, its update() trims
+HAND_RULES: dict[str, HandRules] = {
+    "pi": HandRules(Source.MANUAL, trims=True, anchors_decay=True),
+}
+
+
+def hand_rules(store: Store) -> HandRules:
+    return HAND_RULES.get(store.format_name, HandRules())
+
+
 class EntryEditsMixin(ServiceBase):
     """Edits of one entry, each one transaction."""
 
@@ -36,9 +57,13 @@ class EntryEditsMixin(ServiceBase):
         change; refused, with the reason, where the store's format cannot hold it (pi caps
         content at 500 characters, has six types and holds active entries only)."""
         before = store.get(memory_id)
+        if edit.content is not None and hand_rules(store).trims:
+            edit = dataclasses.replace(edit, content=edit.content.strip())
         changes = edit.fields()
         if edit.content is not None:
             self._check_content(store, edit.content)
+        for tag in edit.tags or ():
+            check_text("a tag", tag)
         if edit.importance is not None:
             self._check_importance(edit.importance)
         if edit.category is not None:
@@ -128,21 +153,29 @@ class EntryEditsMixin(ServiceBase):
         tags: Sequence[str] = (),
         user_id: str | None = None,
     ) -> Memory:
-        """A new entry written by the user (nothing is written yet); refused, with the reason,
-        where the store's format cannot hold it."""
+        """A new entry written by the user (nothing is written yet), as the store's agent
+        writes one added by hand (`HAND_RULES`); refused, with the reason, where the store's
+        format cannot hold it."""
+        rules = hand_rules(store)
+        if rules.trims:
+            content = content.strip()
         self._check_content(store, content)
         self._check_importance(importance)
         self._check_category(store, category)
+        for tag in tags:
+            check_text("a tag", tag)
+        check_text("the user", user_id or "")
         now = self.now()
         return Memory(
             id=store.new_id(now),
             content=content,
             category=category,
             importance=importance,
-            source=Source.USER,
+            source=rules.source,
             tags=tuple(tags),
             created_at=now,
             last_accessed_at=now,
+            last_decayed_at=now if rules.anchors_decay else None,
             updated_at=now,
             user_id=user_id or None,
         )
@@ -163,6 +196,7 @@ class EntryEditsMixin(ServiceBase):
     def _check_content(self, store: Store, content: str) -> None:
         if not content.strip():
             raise MemtuiError("the content must not be empty")
+        check_text("the content", content)
         if store.format_name == "pi" and len(content) > PI_CONTENT_CAP:
             raise MemtuiError(
                 f"the content is {len(content)} characters; pi stores cap content at "
@@ -183,6 +217,7 @@ class EntryEditsMixin(ServiceBase):
     def _check_category(self, store: Store, category: str) -> None:
         if not category.strip():
             raise MemtuiError("the category must not be empty")
+        check_text("the category", category)
         if store.format_name == "pi" and category not in PI_TYPES:
             raise MemtuiError(
                 f"pi stores hold these types only: {', '.join(sorted(PI_TYPES))}; not {category!r}"

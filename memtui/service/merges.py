@@ -11,7 +11,7 @@ from memtui.curate import Lineage
 from memtui.engine.ids import TakenIds
 from memtui.engine.wording import clauses
 from memtui.model import Memory
-from memtui.service.base import ServiceBase, Store
+from memtui.service.base import ServiceBase, Store, check_text
 from memtui.stores import Transaction
 from memtui.stores.progress import CommitProgress
 
@@ -57,6 +57,8 @@ class MergesMixin(ServiceBase):
     ) -> Transaction:
         """Merge `ids` into one new entry (one transaction); `new_id`: the id the person saw in
         the preview, kept when free; `progress` is told its stages."""
+        if content is not None:
+            check_text("the merged wording", content)
         return curate.merge_by_hand(
             store,
             ids,

@@ -52,8 +52,15 @@ class StoresMixin(ServiceBase):
         return lines
 
     def problems(self, store: Store) -> list[str]:
-        """What is wrong with the store's ledger and backups (`memtui doctor`)."""
+        """What is wrong with the store's ledger and backups (`memtui doctor`), each line
+        with what to do; the front ends show them, and memtui changes nothing in the store
+        until they are repaired. A ledger that lost transactions its backups show is one."""
         return store.problems()
+
+    def leftovers(self, store: Store) -> list[str]:
+        """What commits that did not happen left behind (aborted intents in the ledger, a
+        dead writer's backup), one line each: harmless, reclaimed by `repair`."""
+        return store.leftovers() if isinstance(store, FileStore) else []
 
     def repair(self, store: Store) -> list[str]:
         """Move damaged ledgers and journal entries aside (backed up first); what was done."""

@@ -20,6 +20,7 @@ from memtui.plan_seal import load_key as load_seal_key
 from memtui.service.base import ServiceBase, Store, embeddings_folder
 from memtui.stores import Transaction
 from memtui.stores.progress import CommitProgress
+from memtui.timeline import check_not_before_entries, check_plan_not_ahead
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,8 @@ class PlansMixin(ServiceBase):
         lexical and `notices()` says once how to get it. `params["similarity"]` says which."""
         last_run = next((tx.at for tx in store.history() if tx.kind == "plan"), None)
         memories = store.memories()
+        when = now or self.now()
+        check_not_before_entries(memories, when, "--now" if now else "the clock")
         vectors = None
         if embeddings and profile.method == "memtui":
             vectors = self._embeddings(store, memories, progress, cancelled)
@@ -61,7 +64,7 @@ class PlansMixin(ServiceBase):
         return make_plan(
             memories,
             profile,
-            now or self.now(),
+            when,
             store=str(store.path),
             store_format=store.format_name,
             fingerprint=store.fingerprint,
@@ -177,8 +180,13 @@ class PlansMixin(ServiceBase):
         """Apply the approved actions (default: all that need no decision) as one
         transaction; refused, with nothing written, when the entries it touches changed.
         `progress` is told the commit's stages with counts."""
+        now = self.now()
+        check_plan_not_ahead(plan.now, now)
+        self.check_plan_fits(store, plan)  # expands a compact plan's entries (done once)
+        touched = (m for action in plan.actions for m in action.before)
+        check_not_before_entries(touched, plan.now, "the plan's time")
         return curate.apply_plan(
-            store, plan, approved, now=self.now(), seal_key=self.seal_key(), progress=progress
+            store, plan, approved, now=now, seal_key=self.seal_key(), progress=progress
         )
 
 

@@ -12,13 +12,13 @@ import gzip
 import os
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memtui.errors import NotFoundError, StoreFormatError
-from memtui.stores.files import atomic_write, read_bytes
+from memtui.stores.files import atomic_write, read_bytes, writing
 
 _GZIP_MAGIC = b"\x1f\x8b"  # no JSON text starts with these bytes
 
@@ -56,8 +56,10 @@ class BackupShelf:
         self.suffix = suffix
         self.keep = max(1, keep)
 
-    def list(self) -> list[Backup]:
-        """Newest first."""
+    def list(self, recorded: Collection[str] = ()) -> list[Backup]:
+        """Newest first, by transaction (a clock set back gives a later transaction an earlier
+        time): the backups of `recorded` (the ones the ledger names) first, then the others
+        (repairs, compactions, an older history's), newest time first."""
         out = []
         # an unusable folder holds no backups (`Store.problems` says why)
         with contextlib.suppress(OSError):
@@ -71,8 +73,17 @@ class BackupShelf:
                 except (ValueError, OSError):  # not a backup memtui wrote: an impossible date
                     continue
                 out.append(Backup(entry.name, Path(entry.path), at, int(match[2]), size))
-        out.sort(key=lambda b: (b.at, b.tx_id, b.name), reverse=True)
-        return out
+        ours = sorted(
+            (b for b in out if not recorded or b.name in recorded),
+            key=lambda b: (b.tx_id, b.at, b.name),
+            reverse=True,
+        )
+        if not recorded:
+            return ours
+        others = sorted(
+            (b for b in out if b.name not in recorded), key=lambda b: (b.at, b.name), reverse=True
+        )
+        return ours + others
 
     def add(self, data: bytes, at: datetime, tx_id: int) -> Backup:
         try:
@@ -88,11 +99,17 @@ class BackupShelf:
             name = f"{stem}-{n}{self.suffix}"
         path = self.folder / name
         previous = next(iter(self.list()), None)
-        if previous is not None and self._same(previous, data):
+        try:
+            if previous is not None and self._same(previous, data):
+                with contextlib.suppress(OSError):
+                    os.link(previous.path, path)
+                    return Backup(name, path, at, tx_id, previous.size)
+            with writing(path, len(data)):
+                atomic_write(path, data, mode=0o600)
+        except BaseException:  # an interrupt once the file was in place: no backup is left
             with contextlib.suppress(OSError):
-                os.link(previous.path, path)
-                return Backup(name, path, at, tx_id, previous.size)
-        atomic_write(path, data, mode=0o600)
+                path.unlink()
+            raise
         return Backup(name, path, at, tx_id, len(data))
 
     def _same(self, backup: Backup, data: bytes) -> bool:
@@ -142,15 +159,16 @@ class BackupShelf:
         """Keep the newest `keep` of the backups the ledger records (`recorded`); called once
         a commit has landed, so a failed commit never rotates a real backup out. Other files,
         even named like backups, are not memtui's to delete."""
-        ours = [b for b in self.list() if b.name in recorded]
+        ours = [b for b in self.list(recorded) if b.name in recorded]
         for old in ours[self.keep :]:
             with contextlib.suppress(OSError):
                 old.path.unlink()
         self.pack(ours[1 : self.keep])
 
-    def find(self, name: str) -> Backup:
-        """A backup by its name or a unique prefix of it; `1` is the newest, `2` the next."""
-        backups = self.list()
+    def find(self, name: str, recorded: Collection[str] = ()) -> Backup:
+        """A backup by its name or a unique prefix of it; `1` is the newest, `2` the next (in
+        the order of `list`)."""
+        backups = self.list(recorded)
         if name.isdigit() and len(name) <= 3:
             index = int(name) - 1
             if 0 <= index < len(backups):

@@ -12,7 +12,7 @@ from memtui.errors import MemtuiError, StoreFormatError
 from memtui.jsonout import dumps
 from memtui.stores.detect import parse_store, with_layout
 from memtui.stores.document import Document
-from memtui.stores.files import atomic_write, read_bytes, store_lock
+from memtui.stores.files import atomic_write, read_bytes, store_lock, writing
 from memtui.stores.ledger import Transaction, read_journal
 from memtui.stores.sidecar import check_writable, sidecar_problems
 from memtui.stores.store import Store
@@ -76,11 +76,13 @@ def compact_store(
         archive = None
         if moved:
             archive = store.sidecar / ARCHIVE
-            _archive(archive, moved)
+            with writing(archive):
+                _archive(archive, moved)
         doc.header["journal"] = _compact_entries(kept, doc)
         new_data = with_layout(fmt.render(doc, None), doc.header.get("layout_bytes"))
         backup = store.keep_backup(data, now)
-        atomic_write(store.file, new_data, mode=fmt.file_mode)
+        with writing(store.file, len(new_data)):
+            atomic_write(store.file, new_data, mode=fmt.file_mode)
     store.reload()
     return Compaction(len(kept), len(moved), len(data), len(new_data), archive, backup)
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from memtui.errors import MemtuiError
 from memtui.jsonout import dumps
 from memtui.stores.detect import with_layout
-from memtui.stores.files import atomic_write, read_bytes, sha256
+from memtui.stores.files import atomic_write, read_bytes, sha256, writing
 from memtui.stores.ledger import LedgerEntryError, Transaction
 from memtui.stores.store import Store
 
@@ -17,7 +17,7 @@ def repair(store: Store, now: datetime) -> list[str]:
     """Repair what can be repaired; one line per repair made."""
     stamp = f"{now.astimezone(UTC):%Y%m%dT%H%M%S}Z"
     done: list[str] = []
-    with store.format.write_lock(store.file):
+    with store.format.write_lock(store.file), writing(store.sidecar):
         if store.format.ledger_in_file:
             done += _move_damaged_journal_entries(store, stamp, now)
         else:
@@ -37,6 +37,10 @@ def _repair_sidecar_ledger(store: Store, stamp: str) -> list[str]:
             f"moved the damaged ledger to {aside}; the new ledger keeps its readable lines "
             f"({dropped} left out)"
         )
+    gap = store.record_gap()
+    if gap is not None:
+        done.append(gap)
+    done += store.reclaim_leftovers()
     if (
         read.owner is not None
         and read.owner != str(store.path)

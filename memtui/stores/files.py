@@ -8,12 +8,13 @@ import hashlib
 import json
 import os
 import socket
+import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memtui.errors import StoreFormatError, StoreLockedError
+from memtui.errors import StoreFormatError, StoreLockedError, StoreWriteError
 
 # pi's lock protocol: retry every 10 ms for up to 2 s; a lock older than 10 s is stale.
 LOCK_RETRY_S = 0.010
@@ -34,6 +35,34 @@ def read_bytes(path: Path) -> bytes:
         raise StoreFormatError(f"{path}: permission denied (cannot read it)") from None
     except OSError as e:
         raise StoreFormatError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+def write_failure(path: Path, e: OSError, needs: int | None = None) -> StoreWriteError:
+    """One line for an OSError at a write point: the file, the cause, and what was kept."""
+    if e.errno in _NO_SPACE:
+        room = "" if needs is None else f" (needs about {_megabytes(needs)})"
+        cause = f"no space left on its device{room}"
+        if e.errno == errno.EDQUOT:
+            cause = f"the disk quota is used up{room}"
+    else:
+        cause = f"cannot write it ({e.strerror or e})"
+    return StoreWriteError(f"{path}: {cause}; nothing was written")
+
+
+def _megabytes(size: int) -> str:
+    return f"{max(size, 1) / 1e6:.1f} MB" if size >= 100_000 else f"{max(size, 1) / 1e3:.0f} kB"
+
+
+@contextlib.contextmanager
+def writing(path: Path, needs: int | None = None) -> Iterator[None]:
+    """Turn an OSError raised while writing `path` into one `StoreWriteError` line."""
+    try:
+        yield
+    except OSError as e:
+        raise write_failure(path, e, needs) from None
 
 
 def sha256(data: bytes) -> str:
@@ -72,12 +101,19 @@ def real_path(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+def atomic_write(
+    path: Path,
+    data: bytes,
+    mode: int | None = None,
+    *,
+    before_rename: Callable[[], None] | None = None,
+) -> None:
     """Write a temp file beside the real file `path` names, fsync it, rename it over that
     file, fsync the folder.
 
-    A crash at any instant leaves either the old or the new file there. A symlinked `path`
-    stays a link (the file it points to is replaced), and the temp file is created
+    A crash at any instant leaves either the old or the new file there. `before_rename` is
+    called once the new file is complete, just before the rename that puts it in place. A
+    symlinked `path` stays a link (the file it points to is replaced), and the temp file is created
     exclusively, so a link planted at its name is never followed.
     """
     path = real_path(path)
@@ -107,6 +143,8 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
         raise
     os.close(fd)
     try:
+        if before_rename is not None:
+            before_rename()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -142,10 +180,21 @@ def _pid_alive(pid: int) -> bool:
 
 def _lock_is_stale(lock: Path) -> bool:
     try:
-        st = os.stat(lock)
+        st = os.lstat(lock)
     except FileNotFoundError:
         return False
-    if time.time() - st.st_mtime > LOCK_STALE_S:
+    if stat.S_ISDIR(st.st_mode):
+        raise StoreFormatError(
+            f"{lock}: is a folder, not a lock file, so memtui cannot lock the store; remove "
+            "it (rmdir) if nothing uses it"
+        )
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            st = os.stat(lock)
+        except OSError:
+            return True  # a link to nothing holds no lock
+    # a time more than the stale age ahead (a clock set back since) is as old as can be
+    if abs(time.time() - st.st_mtime) > LOCK_STALE_S:
         return True
     # Our own lock files name their owner: a dead process on this host holds nothing.
     try:
@@ -170,8 +219,7 @@ def store_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
             _create_lock(lock, owner)
         except FileExistsError:
             if _lock_is_stale(lock):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(lock)
+                _break_stale_lock(lock)
                 continue
             if time.monotonic() >= deadline:
                 raise StoreLockedError(
@@ -187,13 +235,25 @@ def store_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
         except OSError as e:
             if e.errno in (errno.EROFS, errno.EACCES):
                 raise StoreFormatError(f"{path}: folder is read-only ({e.strerror})") from None
-            raise
+            raise write_failure(lock, e) from None
         break
     try:
         yield
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(lock)
+
+
+def _break_stale_lock(lock: Path) -> None:
+    try:
+        os.unlink(lock)
+    except FileNotFoundError:
+        pass
+    except OSError as e:  # immutable (chattr +i), or a folder it cannot write
+        raise StoreFormatError(
+            f"{lock}: a stale lock memtui cannot remove ({e.strerror}); nothing was written — "
+            "remove it by hand (`lsattr` shows an immutable one) when no agent runs"
+        ) from None
 
 
 def _create_lock(lock: Path, owner: str) -> None:
@@ -203,18 +263,29 @@ def _create_lock(lock: Path, owner: str) -> None:
     fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.write(fd, owner.encode())
-    finally:
+    except BaseException:  # a full disk: no staged file is left behind
         os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(staged)
+        raise
+    os.close(fd)
     try:
         os.link(staged, lock)  # atomic, and fails if the lock exists
     except FileExistsError:
         raise
-    except OSError:  # a filesystem without hard links: plain exclusive create
+    except OSError as e:
+        if e.errno in _NO_SPACE:
+            raise
+        # a filesystem without hard links: plain exclusive create
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.write(fd, owner.encode())
-        finally:
+        except BaseException:
             os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(lock)
+            raise
+        os.close(fd)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(staged)

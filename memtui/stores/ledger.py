@@ -19,7 +19,7 @@ import orjson
 from memtui.errors import MemtuiError, NotFoundError, StoreFormatError
 from memtui.jsonout import dumps
 from memtui.model import Memory
-from memtui.stores.files import atomic_write
+from memtui.stores.files import atomic_write, writing
 from memtui.times import format_iso, parse_iso_or_none
 
 
@@ -325,8 +325,19 @@ def _entries(
 ) -> Iterator[tuple[int, dict[str, Any], Transaction | None]]:
     """The readable lines of a sidecar ledger (line number, entry, its transaction); a damaged
     line is named in `problems`, except a torn last line (a writer that died mid-append)."""
+    for number, _, _, entry, tx in _entries_at(data, problems, path):
+        yield number, entry, tx
+
+
+def _entries_at(
+    data: bytes, problems: list[str], path: Path
+) -> Iterator[tuple[int, int, int, dict[str, Any], Transaction | None]]:
+    """`_entries`, each with the byte offset where its line starts and the line's length
+    (its newline included)."""
     lines = data.split(b"\n")
+    offset = 0
     for number, line in enumerate(lines, start=1):
+        start, offset = offset, offset + len(line) + 1
         if not line.strip():
             continue
         try:
@@ -343,7 +354,10 @@ def _entries(
                     or type(entry["tx_id"]) is not int
                 ):
                     raise LedgerEntryError("has a damaged state mark")
-            elif not isinstance(entry.get("store"), str):
+            elif (
+                not isinstance(entry.get("store"), str)
+                or type(entry.get("lost_through", 0)) is not int
+            ):
                 raise LedgerEntryError("is not a ledger entry")
         except (orjson.JSONDecodeError, LedgerEntryError) as e:
             if number == len(lines):  # a torn last line: the writer died mid-append
@@ -351,7 +365,7 @@ def _entries(
             why = "not JSON" if isinstance(e, orjson.JSONDecodeError) else str(e)
             problems.append(f"{path}: line {number} is damaged ({why})")
             continue
-        yield number, entry, tx
+        yield number, start, len(line) + 1, entry, tx
 
 
 @dataclass(slots=True)
@@ -361,13 +375,35 @@ class LedgerRead:
     problems: list[str]
     # the store the ledger says it belongs to (None: an older ledger that does not say)
     owner: str | None
+    # transactions up to this id are known to be missing (`memtui doctor --fix` recorded it)
+    lost_through: int = 0
+    # the ledger's size, and each readable line: where it starts, its length, and the
+    # transaction it is about (None: a line about the ledger itself)
+    size: int = 0
+    lines: list[tuple[int, int, int | None]] = field(default_factory=list)
+
+    def bytes_of(self, ids: set[int]) -> int:
+        """How many bytes of the ledger the lines about these transactions hold."""
+        return sum(length for _, length, ident in self.lines if ident in ids)
+
+    def tail_of(self, ids: set[int]) -> int | None:
+        """Where the ledger's last lines begin when they are all about these transactions
+        (cutting them off there leaves every other line), else None."""
+        start = None
+        for begin, _, ident in reversed(self.lines):
+            if ident not in ids:
+                break
+            start = begin
+        return start
 
 
 class SidecarLedger:
     """`<store>.memtui/ledger.jsonl`: lines `{"tx": {...}, "store": path}` (written as pending
     before the store; `store` names the store the ledger belongs to) and
     `{"tx_id": N, "state": "committed" | "aborted"}` (written after); `{"store": path}` when a
-    store moved with its sidecar adopts it (`memtui doctor --fix`)."""
+    store moved with its sidecar adopts it (`memtui doctor --fix`), with `"lost_through": N`
+    when doctor recorded that transactions up to N are missing from it. An aborted
+    transaction's lines are cut off again where they are the ledger's last ones."""
 
     def __init__(self, path: Path, store: Path | None = None) -> None:
         self.path = path
@@ -384,8 +420,10 @@ class SidecarLedger:
             return LedgerRead([], [f"{self.path}: cannot read the ledger ({e.strerror})"], None)
         txs: dict[int, Transaction] = {}
         problems: list[str] = []
-        owner = None
-        for _, entry, tx in _entries(data, problems, self.path):
+        owner, lost = None, 0
+        lines: list[tuple[int, int, int | None]] = []
+        for _, start, length, entry, tx in _entries_at(data, problems, self.path):
+            lines.append((start, length, tx.id if tx is not None else entry.get("tx_id")))
             if tx is not None:
                 tx.state = "pending"
                 txs[tx.id] = tx
@@ -395,24 +433,62 @@ class SidecarLedger:
                     txs[entry["tx_id"]].state = entry["state"]
             else:
                 owner = entry["store"]
-        return LedgerRead(list(txs.values()), problems, owner)
+                lost = max(lost, entry.get("lost_through", 0))
+        return LedgerRead(list(txs.values()), problems, owner, lost, len(data), lines)
 
-    def append(self, entry: dict[str, Any]) -> None:
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    def append(self, entry: dict[str, Any]) -> int:
+        """Append one line; returns the ledger's size before it (see `retract`). A line that
+        cannot be written whole (a full disk) is cut off again before the error goes up."""
         line = dumps(entry) + b"\n"
+        with writing(self.path, len(line)):
+            return self._append(line)
+
+    def _append(self, line: bytes) -> int:
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         try:
-            size = os.fstat(fd).st_size
-            if size:
-                # cut a torn last line left by a writer that died mid-append
-                last = os.pread(fd, min(size, 1 << 20), max(0, size - (1 << 20)))
-                if not last.endswith(b"\n"):
-                    cut = last.rfind(b"\n")
-                    os.ftruncate(fd, size - len(last) + cut + 1 if cut >= 0 else 0)
-            os.write(fd, line)
-            os.fsync(fd)
+            size = _cut_torn_line(fd)
+            try:
+                view = memoryview(line)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                raise
+            return size
         finally:
             os.close(fd)
+
+    def end(self) -> int:
+        """Where the next line will start (a torn last line cut off first): what a commit
+        keeps before it writes its intent, to `retract` to."""
+        with writing(self.path):
+            try:
+                fd = os.open(self.path, os.O_RDWR)
+            except FileNotFoundError:
+                return 0
+            try:
+                return _cut_torn_line(fd)
+            finally:
+                os.close(fd)
+
+    def retract(self, size: int) -> bool:
+        """Cut the ledger back to `size` bytes (what `append` returned): the lines of a
+        transaction that did not happen, appended last under the store's lock. Whether it
+        was cut (a truncation needs no free space)."""
+        try:
+            with open(self.path, "r+b") as f:
+                if os.fstat(f.fileno()).st_size < size:
+                    return False
+                f.truncate(size)
+                os.fsync(f.fileno())
+            if size == 0:  # the ledger this commit began: none is left
+                os.unlink(self.path)
+        except OSError:
+            return False
+        return True
 
     def repair(self, aside: Path) -> int:
         """Move the ledger to `aside` and keep only its readable lines (as they were) in its
@@ -426,20 +502,55 @@ class SidecarLedger:
         atomic_write(self.path, kept, mode=0o600)
         return len(problems)
 
-    def add_pending(self, tx: Transaction) -> None:
+    def add_pending(self, tx: Transaction) -> int:
+        """Write `tx` ahead as pending; returns the ledger's size before it."""
         entry: dict[str, Any] = {"tx": tx.to_dict()}
         if self.store is not None:
             entry["store"] = str(self.store)
-        self.append(entry)
+        return self.append(entry)
 
     def mark(self, tx_id: int, state: str) -> None:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, MemtuiError):
             self.append({"tx_id": tx_id, "state": state})
 
     def adopt(self) -> None:
         """Record that the ledger belongs to this store (a store moved with its sidecar)."""
         assert self.store is not None
         self.append({"store": str(self.store)})
+
+    def record_gap(self, through: int) -> None:
+        """Record that transactions up to `through` are missing from this ledger."""
+        assert self.store is not None
+        self.append({"store": str(self.store), "lost_through": through})
+
+    def without(self, aborted: set[int], aside: Path) -> None:
+        """Rewrite the ledger without the lines of the `aborted` transactions (the ledger as
+        it was kept at `aside`); every other line stays as it was."""
+        data = self.path.read_bytes()
+        kept = []
+        for _, start, length, entry, tx in _entries_at(data, [], self.path):
+            ident = tx.id if tx is not None else entry.get("tx_id")
+            if ident not in aborted:
+                kept.append(data[start : start + length].rstrip(b"\n") + b"\n")
+        os.link(self.path, aside)  # no space needed: the new ledger is written first
+        try:
+            atomic_write(self.path, b"".join(kept), mode=0o600)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(aside)
+            raise
+
+
+def _cut_torn_line(fd: int) -> int:
+    """Cut a torn last line a writer that died mid-append left; the size after."""
+    size = os.fstat(fd).st_size
+    if size:
+        last = os.pread(fd, min(size, 1 << 20), max(0, size - (1 << 20)))
+        if not last.endswith(b"\n"):
+            cut = last.rfind(b"\n")
+            size = size - len(last) + cut + 1 if cut >= 0 else 0
+            os.ftruncate(fd, size)
+    return size
 
 
 class LedgerViews:

@@ -9,7 +9,6 @@ new transaction.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memtui import interrupts
 from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormatError
 from memtui.model import Memory, same_except
 from memtui.stores.backups import DEFAULT_KEEP, Backup, BackupShelf, is_packed, unpack
@@ -30,6 +30,7 @@ from memtui.stores.files import (
     remove_stale_temp_files,
     sha256,
 )
+from memtui.stores.files import writing as writing_to
 from memtui.stores.ledger import (
     ChangeImage,
     LedgerViews,
@@ -38,6 +39,7 @@ from memtui.stores.ledger import (
     read_journal,
     undo_target,
 )
+from memtui.stores.ledger_audit import LedgerAudit, LedgerState
 from memtui.stores.progress import CommitProgress, Stage
 from memtui.stores.sidecar import check_writable, sidecar_problems
 
@@ -71,7 +73,7 @@ class Change:
         return memory.id
 
 
-class Store(LedgerViews):
+class Store(LedgerViews, LedgerAudit):
     place = "on disk"
 
     def __init__(
@@ -193,7 +195,11 @@ class Store(LedgerViews):
         pending = [tx for tx in read.transactions if tx.state == "pending"]
         for tx in pending:
             tx.state = "committed" if self._landed(tx, doc, sha) else "aborted"
-        return LedgerState(read.transactions, pending, read.problems)
+        missing, leftover = self._unrecorded_backups(read, sha)
+        problems = list(read.problems)
+        if missing:
+            problems.append(self._missing_finding(missing))
+        return LedgerState(read.transactions, pending, problems, read.lost_through, read, leftover)
 
     def _landed(self, tx: Transaction, doc: Document, sha: str) -> bool:
         """Whether a transaction whose writer died before marking it did reach the file."""
@@ -210,7 +216,11 @@ class Store(LedgerViews):
         return BackupShelf(self.sidecar / "backups", self.file.suffix or ".json", self.keep_backups)
 
     def backups(self) -> list[Backup]:
-        return self._shelf.list()
+        """Newest first by transaction: `1` is the file before the newest transaction."""
+        return self._shelf.list(self._recorded_backups())
+
+    def _recorded_backups(self) -> set[str]:
+        return {t.backup for t in self.transactions() if t.backup}
 
     def keep_backup(self, data: bytes, now: datetime) -> str:
         """Keep `data` in the backups outside any transaction (a repair); never pruned."""
@@ -340,8 +350,8 @@ class Store(LedgerViews):
                 f"{ledger.problems[0]}; memtui adds nothing to a damaged ledger until it is "
                 "repaired (`memtui doctor STORE --fix`); nothing was written"
             )
-        history, resolved = ledger.transactions, ledger.pending
-        tx_id = max((t.id for t in history), default=0) + 1
+        history = ledger.transactions
+        tx_id = max([t.id for t in history] + [ledger.lost_through], default=0) + 1
 
         doc = base.copy()
         added = 0 if revert_header else sum(1 for c in changes if c.before is None and c.after)
@@ -409,10 +419,22 @@ class Store(LedgerViews):
         if returning:
             _move_to_positions(doc, sorted(returning))
         saving = Stage(progress, "backup", 1)
-        backup = self._shelf.add(data, now, tx_id)
-        saving.end()
-        pending = False
+        for leftover in ledger.leftover_backups:  # the same bytes as the backup made now
+            self._shelf.discard(leftover)
+        backup: Backup | None = None
+        pending: int | None = None
+        cut: set[int] = set()
+        held = False
+
+        def at_commit() -> None:
+            """The commit point: a signal from here on waits (see `interrupts`)."""
+            nonlocal held
+            interrupts.hold()
+            held = True
+
         try:
+            backup = self._shelf.add(data, now, tx_id)
+            saving.end()
             tx = Transaction(
                 tx_id,
                 now,
@@ -438,26 +460,33 @@ class Store(LedgerViews):
                 new_data = with_layout(fmt.render(doc, now), layout)
             else:
                 assert self._ledger is not None
-                for old in resolved:
-                    self._ledger.mark(old.id, old.state)
+                cut = self._settle(ledger)
                 new_data = with_layout(fmt.render(doc, now), layout)
                 tx.sha_after = sha256(new_data)
                 tx.state = "pending"
+                pending = self._ledger.end()
                 self._ledger.add_pending(tx)  # written ahead: the file follows
-                pending = True
                 recording.end()
                 writing = Stage(progress, "writing", 1)
             doc.header.pop("sources", None)
             if FileStamp.of(self.file) != stamp:
                 raise _Overtaken
-            atomic_write(self.file, new_data, mode=fmt.rewrite_mode)
+            with writing_to(self.file, len(new_data)):
+                atomic_write(self.file, new_data, mode=fmt.rewrite_mode, before_rename=at_commit)
             writing.end()
         except BaseException as e:
             # the transaction did not happen: neither does its backup, nor its ledger entry
-            self._shelf.discard(backup)
-            if pending and self._ledger is not None:
-                with contextlib.suppress(OSError, MemtuiError):
-                    self._ledger.mark(tx_id, "aborted")
+            if backup is not None:
+                self._shelf.discard(backup)
+            # cut its intent off again (no space needed); where that fails, mark it
+            if (
+                pending is not None
+                and self._ledger is not None
+                and not self._ledger.retract(pending)
+            ):
+                self._ledger.mark(tx_id, "aborted")
+            if held:
+                interrupts.unhold()
             if isinstance(e, _Overtaken):
                 return None
             raise
@@ -468,8 +497,30 @@ class Store(LedgerViews):
         self.format, self._doc = fmt, doc
         self._sha, self._stamp = sha256(new_data), FileStamp.of(self.file)
         # the ledger as a fresh read would give it, without reading it
-        self._ledger_cache = (self._ledger_key(), LedgerState([*history, tx], [], []))
+        kept = [t for t in history if t.id not in cut]
+        self._ledger_cache = (
+            self._ledger_key(),
+            LedgerState([*kept, tx], [], [], ledger.lost_through),
+        )
         return tx
+
+    def _settle(self, ledger: LedgerState) -> set[int]:
+        """Record how the transactions a dead writer left pending ended: an aborted one's
+        lines are cut off where they are the ledger's last ones (marked otherwise), and its
+        backup is removed; returns the ids cut off."""
+        assert self._ledger is not None
+        cut: set[int] = set()
+        aborted = {t.id for t in ledger.pending if t.state == "aborted"}
+        tail = ledger.read.tail_of(aborted) if ledger.read is not None and aborted else None
+        if tail is not None and self._ledger.retract(tail):
+            cut = aborted
+        for old in ledger.pending:
+            if old.id in cut:
+                if old.backup:
+                    self._discard_backup(old.backup)
+                continue
+            self._ledger.mark(old.id, old.state)
+        return cut
 
     def _refuse_when_unusable(self) -> None:
         """Undo and rollback need the ledger and backups: say what is wrong with them first."""
@@ -515,7 +566,22 @@ class Store(LedgerViews):
     ) -> Transaction:
         """Revert a transaction (default: the newest one not undone) as a new transaction."""
         self._refuse_when_unusable()
-        target = undo_target(self.transactions(), tx_id, self.path)
+        gap = self.lost_through()
+        found: Transaction | None = None
+        try:
+            found = undo_target(self.transactions(), tx_id, self.path)
+        except NotFoundError:
+            if tx_id is not None or not gap:
+                raise
+        if tx_id is None and (found is None or found.id <= gap):
+            newest = "holds none" if found is None else f"holds ({found.id})"
+            raise MemtuiError(
+                f"{self.path}: the ledger lost the transactions up to {gap} (`memtui doctor` "
+                f"recorded the gap), so the newest one it {newest} is not the last change; "
+                f"name the one to undo: `memtui undo {self.path} ID` (see `memtui history`)"
+            )
+        assert found is not None
+        target = found
         lost = [c.id for c in target.changes if c.lost]
         if lost:
             raise ConflictError(
@@ -576,7 +642,7 @@ class Store(LedgerViews):
         if name is None:
             return None
         try:
-            return self._shelf.read(self._shelf.find(name))
+            return self._shelf.read(self._shelf.find(name, self._recorded_backups()))
         except MemtuiError:
             return None
 
@@ -590,7 +656,7 @@ class Store(LedgerViews):
     ) -> Transaction:
         """Make the store's entries what a backup holds, as one (undoable) transaction."""
         self._refuse_when_unusable()
-        backup = self._shelf.find(name)
+        backup = self._shelf.find(name, self._recorded_backups())
         kept = self._shelf.read(backup)
         fmt, old = parse_store(kept, backup.path)
         if fmt.name != self.format.name:
@@ -619,13 +685,6 @@ class Store(LedgerViews):
             earlier=kept,
             progress=progress,
         )
-
-
-@dataclass(slots=True)
-class LedgerState:
-    transactions: list[Transaction]
-    pending: list[Transaction]  # left pending by a writer that died, now resolved
-    problems: list[str]
 
 
 def _other_file(owner: str, path: Path) -> bool:

@@ -13,7 +13,7 @@ from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.stores.backups import DEFAULT_KEEP
 from memtui.stores.document import Document
-from memtui.stores.files import atomic_write
+from memtui.stores.files import atomic_write, writing
 from memtui.stores.ledger import Actor, Transaction
 from memtui.stores.native_format import new_meta
 from memtui.stores.pi_format import PI_TYPES
@@ -53,8 +53,9 @@ def create_native_store(
         doc.raws[memory.id] = fmt.encode(memory, None)  # type: ignore[assignment]
     tx = Transaction(1, now, Actor.USER, kind, reason, [], details={"entries": len(doc.memories)})
     doc.header["journal"].append(tx.to_dict())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, fmt.render(doc, now), mode=fmt.file_mode)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, fmt.render(doc, now), mode=fmt.file_mode)
     return Store.open(path, keep_backups)
 
 
@@ -104,7 +105,8 @@ def export_store(store: MemoryStore, dest: Path, format_name: str, now: datetime
                 doc.memories[memory.id] = memory
                 doc.raws[memory.id] = raw
     data = fmt.render(doc, now)
-    atomic_write(dest, data, mode=fmt.file_mode)
+    with writing(dest, len(data)):
+        atomic_write(dest, data, mode=fmt.file_mode)
     os.chmod(dest, fmt.file_mode)
     written = len(doc.memories)
     as_fact: dict[str, int] = {}

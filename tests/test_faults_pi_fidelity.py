@@ -1,0 +1,73 @@
+"""`memtui add` and `edit` on a pi store write what pi's own add() and update() write: content
+trimmed, `"source": "manual"` (pi's hand-add paths; its consolidator never merges "user"
+entries), and a `lastDecayedAt` anchor from the start."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import CliResult
+
+Cli = Callable[..., CliResult]
+ID = "mem_mx1tnnak_a73461d3"
+
+
+def _entry(store: Path, ident: str) -> dict[str, object]:
+    entries = json.loads(store.read_text())["memories"]
+    return next(e for e in entries if e["id"] == ident)
+
+
+def test_add_on_pi_writes_what_pis_add_writes(
+    fixture_copy: Callable[[str], Path], cli: Cli
+) -> None:
+    store = fixture_copy("example-store.json")
+    result = cli("add", store, "  记得带伞 \n", "--json")
+    assert result.code == 0, result.err
+    ident = json.loads(result.out)["changes"][0]["id"]
+    entry = _entry(store, ident)
+    assert entry["content"] == "记得带伞"
+    assert entry["source"] == "manual"
+    assert entry["lastDecayedAt"] == entry["createdAt"]
+    keys = list(entry)
+    assert keys[:6] == ["type", "content", "paths", "potency", "source", "tags"]
+    assert keys.index("lastDecayedAt") > keys.index("createdAt")
+
+
+def test_edit_on_pi_trims_content_as_pis_update(
+    fixture_copy: Callable[[str], Path], cli: Cli
+) -> None:
+    store = fixture_copy("example-store.json")
+    assert cli("edit", store, ID, "--content", "  使用 JWT 认证  ").code == 0
+    assert _entry(store, ID)["content"] == "使用 JWT 认证"
+
+
+def test_other_formats_keep_the_text_as_given(tmp_path: Path, cli: Cli) -> None:
+    native = tmp_path / "native.json"
+    assert (
+        cli("import", Path(__file__).parent / "fixtures" / "example-store.json", native).code == 0
+    )
+    added = cli("add", native, "  spaced  ", "--json")
+    assert added.code == 0, added.err
+    change = json.loads(added.out)["changes"][0]
+    shown = json.loads(cli("show", native, change["id"], "--json").out)
+    assert shown["content"] == "  spaced  " and shown["source"] == "user"
+
+
+def test_a_plan_whose_wording_holds_a_lone_surrogate_is_sealed_and_applies(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """pi cuts merged wording at 500 UTF-16 units, which can split an emoji: the plan file is
+    written and sealed anyway, and its seal checks on apply."""
+    store = tmp_path / "dedupe-store.json"
+    source = Path(__file__).parent / "fixtures" / "pi_conformance" / "consolidate"
+    store.write_bytes((source / "dedupe-store.json").read_bytes())
+    for version in ("2", "1"):
+        plan = tmp_path / f"plan{version}.json"
+        made = cli("plan", store, "--out", plan, "--plan-version", version)
+        assert made.code == 0 and "Traceback" not in made.err, made.err
+        assert '"seals"' in plan.read_text(encoding="utf-8", errors="surrogatepass")
+    applied = cli("apply", store, tmp_path / "plan1.json", "--yes")
+    assert applied.code == 0, applied.err
+    assert "unsealed" not in applied.out + applied.err
