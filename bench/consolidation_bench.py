@@ -88,6 +88,9 @@ def main() -> None:
     parser.add_argument("--embed", action="store_true")
     parser.add_argument("--profiles", default=",".join(PROFILES))
     parser.add_argument("--folder", type=Path, default=None)
+    parser.add_argument(
+        "--paws", action="store_true", help="PAWS-X false merges at each tier's line"
+    )
     args = parser.parse_args()
     kwargs = {} if args.folder is None else {"folder": args.folder}
     facts = load_facts(**kwargs)
@@ -106,6 +109,29 @@ def main() -> None:
             start = time.perf_counter()
             scores = score_set(chosen, hard, planner(name, vectors if "embed" in name else None))
             show(name, scores, time.perf_counter() - start)
+    if args.paws:
+        paws(args.embed)
+
+
+def paws(embed: bool) -> None:
+    """Hard Chinese non-paraphrases (PAWS-X) that would be joined at each line of `default`."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from quality_bench import paws_false_merge_rate
+
+    p = get_profile("default")
+    lines = {"absorb": p.absorb_threshold, "merge": p.merge_threshold}
+    lines["subject"] = p.subject_threshold
+    print("\nPAWS-X (Chinese, high word overlap): label-0 pairs joined at each line")
+    for name, line in lines.items():
+        if line is None:
+            continue
+        for with_embed in (False, True) if embed else (False,):
+            neg_hit, neg, pos_hit, pos = paws_false_merge_rate(line, with_embed)
+            how = "embed" if with_embed else "words"
+            print(
+                f"  {name:8} {line:4.2f} {how:5}  non-paraphrases {neg_hit}/{neg} "
+                f"({neg_hit / neg:.1%}), paraphrases {pos_hit}/{pos} ({pos_hit / pos:.1%})"
+            )
 
 
 if __name__ == "__main__":
