@@ -73,6 +73,8 @@ async def test_e_edits_an_entry_as_one_transaction_with_a_reason_and_u_undoes_it
         for said in ("content", "importance", "category", "tags", "(checked)", "preference"):
             assert said in asked
         await pilot.press("r", *"seen in review")
+        await pilot.press("enter")  # the reason ends; focus goes to Yes
+        assert isinstance(app.screen, ReasonConfirmScreen)
         await answer(app, pilot, "enter")
         assert not isinstance(app.screen, (EntryFormScreen, ReasonConfirmScreen))
         assert any(f"Edited {entry.id}" in n for n in notices(app))

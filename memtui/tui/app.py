@@ -32,7 +32,7 @@ from memtui.tui.home_screen import HomeScreen
 from memtui.tui.host import MemtuiHost
 from memtui.tui.merge_screen import MergeScreen
 from memtui.tui.messages import HaystackReady, HistoryReady, OutsideChange, StoreFailed, StoreReady
-from memtui.tui.screens import ConfirmScreen, HelpScreen, ReasonConfirmScreen
+from memtui.tui.screens import ConfirmScreen, HelpScreen, Question, ReasonConfirmScreen
 from memtui.tui.table_model import TableModel, build_haystack
 from memtui.tui.themes import DEFAULT_THEME, load_themes
 
@@ -120,6 +120,14 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     def get_default_screen(self) -> Screen[None]:
         return HomeScreen(self.shown_location, self._model)
 
+    async def on_event(self, event: events.Event) -> None:
+        # a question just opened drops the keys of typing under way (screens.Question)
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            screen = self.screen
+            if isinstance(screen, Question) and screen.swallows(event.key):
+                return
+        await super().on_event(event)
+
     async def _on_key(self, event: events.Key) -> None:
         # (Textual calls App._on_key after this one unless the default is prevented)
         focused = self.focused
@@ -128,6 +136,11 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
             # a key (`/`) moved focus to the input, so it is the input's text, not a command
             event.prevent_default()
             focused.post_message(events.Key(event.key, event.character))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # `u` undoes the newest change from the table only: on another screen a letter means
+        # what that screen's footer says (history's `u` undoes the highlighted one)
+        return action != "undo" or isinstance(self.screen, HomeScreen)
 
     # -- leaving ------------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from memtui.textsafe import literal, one_line
 from memtui.tui.chart import histogram
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
+from memtui.tui.lists import MemtuiList
 from memtui.tui.screens import ConfirmScreen
 from memtui.views import shorten
 
@@ -67,6 +68,7 @@ def size_bins(clusters: list[list[str]]) -> list[tuple[str, int]]:
 
 class ClustersScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "Clusters"
+    AUTO_FOCUS = "#list"  # the clusters, not the method chooser
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "plus,equals_sign",
@@ -136,7 +138,7 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
         with Horizontal(id="body"):
             with VerticalScroll(id="left"):
                 yield Static(id="histogram")
-                yield OptionList(id="list")
+                yield MemtuiList(id="list")
             yield VerticalScroll(Static(id="members-body"), id="members")
         yield Footer(compact=True, show_command_palette=False)
 

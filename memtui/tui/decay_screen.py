@@ -26,6 +26,7 @@ from memtui.service import DECAY_MODELS, DecayModel, Profile, Service, Store
 from memtui.textsafe import one_line
 from memtui.tui.chart import ChartData, ChartView, Series, histogram
 from memtui.tui.failures import GuardedHandlers
+from memtui.tui.lists import MemtuiList
 from memtui.views import shorten
 
 HORIZONS = (7, 14, 30, 60, 90, 180, 365)
@@ -151,6 +152,7 @@ def store_decay(
 
 class DecayScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "Decay"
+    AUTO_FOCUS = "#going-list"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "right_square_bracket",
@@ -209,11 +211,10 @@ class DecayScreen(GuardedHandlers, Screen[None]):
             yield VerticalScroll(Static(id="bins-body"), id="bins")
             with Vertical(id="going"):
                 yield Static(id="going-title")
-                yield OptionList(id="going-list")
+                yield MemtuiList(id="going-list")
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        self.query_one("#going-list", OptionList).focus()
         self.refresh_all()
 
     def refresh_all(self) -> None:

@@ -50,6 +50,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
     """Edit `memory`, or (memory None) write a new entry."""
 
     HELP_TITLE = "Editing or adding an entry"
+    AUTO_FOCUS = "#content"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "ctrl+s",

@@ -72,6 +72,7 @@ def result_text(merged: Memory, retired: list[Memory]) -> Text:
 
 
 class MergeScreen(GuardedHandlers, Screen[None]):
+    AUTO_FOCUS = "#editor"  # letters type the merged text, never run a command
     PREVIEW_DELAY = 0.15  # seconds of quiet typing before the preview follows the text
     HELP_TITLE = "Merge"
     BINDINGS: ClassVar[list[BindingType]] = [

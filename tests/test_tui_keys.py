@@ -1,0 +1,287 @@
+"""The keyboard model (issue 22): a text box types, a question takes only a deliberate answer,
+each screen opens on what you act on, lists move alike; and the states shown are true (the
+history after an outside edit, the banner, the stale form, the history refresh)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input, OptionList, TextArea, Tree
+
+from memtui.stores import open_store
+from memtui.tui import make_app
+from memtui.tui.app import MemtuiApp
+from memtui.tui.clusters_screen import ClustersScreen
+from memtui.tui.decay_screen import DecayScreen
+from memtui.tui.entry_form import EntryFormScreen
+from memtui.tui.history_screen import HistoryScreen
+from memtui.tui.lineage import LineageScreen
+from memtui.tui.merge_screen import MergeScreen
+from memtui.tui.screens import ConfirmScreen, Question, ReasonConfirmScreen
+from tests.conftest import NOW
+
+os.environ["TEXTUAL_ANIMATIONS"] = "none"
+
+CliRun = Callable[..., object]
+
+
+def app_for(path: Path | str, **kw: object) -> MemtuiApp:
+    return make_app(str(path), now=NOW, watch_interval=0, **kw)  # type: ignore[arg-type]
+
+
+async def ready(pilot: Pilot) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def settled(pilot: Pilot, before: int) -> None:
+    """Wait until the commit started after `before` has ended (done or refused)."""
+    for _ in range(500):
+        await pilot.pause(0.01)
+        if pilot.app.commits_settled > before:  # type: ignore[attr-defined]
+            break
+    await ready(pilot)
+
+
+async def answer(app: MemtuiApp, pilot: Pilot, *keys: str) -> None:
+    before = app.commits_settled
+    await pilot.press(*keys)
+    await settled(pilot, before)
+
+
+def transactions(path: Path) -> int:
+    return len(open_store(path).history())
+
+
+def notices(app: MemtuiApp) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+def status_text(app: MemtuiApp) -> str:
+    return str(app.query_one("#status").render())
+
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRun) -> Path:
+    """`memtui demo` with one CLI edit after it (the issue's setting)."""
+    monkeypatch.chdir(tmp_path)
+    cli("demo", "--out", "demo.json", "--no-tui")
+    path = Path("demo.json")
+    first = open_store(path).memories()[0]
+    cli("edit", path, first.id, "--importance", "0.5")
+    return path
+
+
+# -- item 1: letters beside a text box ---------------------------------------------------------
+
+
+async def test_typing_buy_on_the_merge_screen_types_it_and_never_undoes(demo: Path) -> None:
+    before = transactions(demo)
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await pilot.press("slash", *"board games", "enter", "home", "space", "space", "m")
+        await ready(pilot)
+        assert isinstance(app.screen, MergeScreen)
+        editor = app.screen.query_one("#editor", TextArea)
+        assert app.focused is editor  # the text box, without a tab
+        await pilot.press(*"buy")
+        await ready(pilot)
+        assert isinstance(app.screen, MergeScreen)  # no Undo? question
+        assert "buy" in editor.text
+        assert not any("Undo" in n for n in notices(app))
+    assert transactions(demo) == before
+
+
+async def test_u_is_the_tables_undo_only(demo: Path) -> None:
+    """On a screen that does not say `u` in its footer, `u` does nothing."""
+    before = transactions(demo)
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await pilot.press("d")
+        await ready(pilot)
+        assert isinstance(app.screen, DecayScreen)
+        await pilot.press("u", "y")
+        await ready(pilot)
+        assert isinstance(app.screen, DecayScreen)
+    assert transactions(demo) == before
+
+
+async def test_a_question_opened_while_typing_ignores_the_next_keys(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rest of a word typed right after a question opened never answers it: keys that come
+    before it has been quiet for `settle` seconds are dropped and restart the wait."""
+    monkeypatch.setattr(Question, "settle", 30.0)  # longer than this test: never armed
+    before = transactions(demo)
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await pilot.press("u", "y", "enter")  # undo's question, then "y" and enter at once
+        await ready(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert not app.screen.armed
+        await pilot.press("escape")  # escape is always No
+        await ready(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+    assert transactions(demo) == before
+
+
+async def test_a_question_answers_once_it_has_been_quiet(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Question, "settle", 0.05)
+    before = transactions(demo)
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await pilot.press("u")
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, ConfirmScreen)
+        for _ in range(500):  # wait for the question to arm (no key meanwhile)
+            if screen.armed:
+                break
+            await pilot.pause(0.01)
+        assert screen.armed
+        await answer(app, pilot, "y")
+    assert transactions(demo) == before + 1
+
+
+async def test_n_in_a_question_is_no_and_never_the_new_entry_form(demo: Path) -> None:
+    before = transactions(demo)
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await pilot.press("x")  # delete asks (a question with an optional reason)
+        await ready(pilot)
+        assert isinstance(app.screen, ReasonConfirmScreen)
+        await pilot.press("n")
+        await ready(pilot)
+        assert not isinstance(app.screen, (ReasonConfirmScreen, EntryFormScreen))
+        await pilot.press("u")
+        await ready(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await ready(pilot)
+        assert not isinstance(app.screen, (ConfirmScreen, EntryFormScreen))
+    assert transactions(demo) == before
+
+
+async def test_the_reason_box_types_y_and_n_and_enter_goes_to_yes_first(demo: Path) -> None:
+    before = transactions(demo)
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await pilot.press("a", "r", *"yes no")
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, ReasonConfirmScreen)
+        assert screen.query_one("#reason", Input).value == "yes no"
+        await pilot.press("enter")  # the reason ends: focus on Yes, nothing written
+        await ready(pilot)
+        assert app.screen is screen
+        assert app.focused is screen.query_one("#yes")
+        assert transactions(demo) == before
+        await answer(app, pilot, "enter")
+    history = open_store(demo).history()
+    assert len(history) == before + 1
+    assert history[0].reason.endswith("yes no") or "yes no" in history[0].reason
+
+
+# -- item 8: where focus lands, and the movement keys ------------------------------------------
+
+
+async def test_each_screen_opens_on_what_you_act_on(demo: Path) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        for key, screen_type, widget_id in (
+            ("c", ClustersScreen, "list"),
+            ("d", DecayScreen, "going-list"),
+            ("h", HistoryScreen, "list"),
+            ("e", EntryFormScreen, "content"),
+        ):
+            await pilot.press(key)
+            await ready(pilot)
+            assert isinstance(app.screen, screen_type)
+            assert app.focused is not None and app.focused.id == widget_id, (key, app.focused)
+            await pilot.press("escape")
+            await ready(pilot)
+
+
+async def test_j_and_k_move_in_the_history_list_and_the_lineage_tree(demo: Path) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await pilot.press("h")
+        await ready(pilot)
+        options = app.screen.query_one("#list", OptionList)
+        assert options.highlighted == 0
+        await pilot.press("j")
+        assert options.highlighted == 1
+        await pilot.press("k")
+        assert options.highlighted == 0
+        await pilot.press("end")
+        assert options.highlighted == options.option_count - 1
+        await pilot.press("escape")
+        await ready(pilot)
+        await pilot.press("l")
+        await ready(pilot)
+        assert isinstance(app.screen, LineageScreen)
+        tree = app.screen.query_one(Tree)
+        assert app.focused is tree
+        line = tree.cursor_line
+        await pilot.press("j")
+        assert tree.cursor_line == line + 1
+        await pilot.press("k")
+        assert tree.cursor_line == line
+        await pilot.press("end")
+        assert tree.cursor_line == tree.last_line
+
+
+# -- item 2: the history after an outside edit -------------------------------------------------
+
+
+async def test_history_of_an_entry_changed_outside_shows_the_recorded_change(
+    demo: Path,
+) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await pilot.press("n", *"the cat sleeps in the sun", "ctrl+s")
+        await ready(pilot)
+        await answer(app, pilot, "y")
+        added = open_store(demo).history()[0].changes[0].id
+        assert app.query_one("#table").current.id == added  # type: ignore[attr-defined]
+        await pilot.press("e", "tab", "home", "ctrl+k", *"0.9", "ctrl+s")
+        await ready(pilot)
+        await answer(app, pilot, "y")
+        data = json.loads(demo.read_text())
+        for record in data["memories"].values():
+            if record["id"] == added:
+                record["content"] = "the cat sleeps in the shade"
+        demo.write_text(json.dumps(data))
+        await pilot.press("ctrl+r")
+        await ready(pilot)
+        await pilot.press("h")
+        await ready(pilot)
+        assert isinstance(app.screen, HistoryScreen)
+        options = app.screen.query_one("#list", OptionList)
+        shown = []
+        for _ in range(options.option_count):
+            await pilot.pause()
+            shown.append(str(app.screen.query_one("#detail-body").render()))
+            await pilot.press("down")
+        assert app.errors_reported == 0
+        touched = [text for text in shown if added in text]
+        assert touched and all(text.strip() for text in shown)
+        assert any("changed outside memtui since" in text for text in touched)
+        assert any("importance" in text and "0.9" in text for text in touched)
