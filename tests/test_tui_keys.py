@@ -285,3 +285,104 @@ async def test_history_of_an_entry_changed_outside_shows_the_recorded_change(
         assert touched and all(text.strip() for text in shown)
         assert any("changed outside memtui since" in text for text in touched)
         assert any("importance" in text and "0.9" in text for text in touched)
+
+
+# -- items 3, 4, 5: stale state and refusals ----------------------------------------------------
+
+
+def history_title(app: MemtuiApp) -> str:
+    return str(app.screen.query_one("#title").render())
+
+
+async def test_an_edit_form_whose_entry_changed_says_so_and_asks_again(
+    demo: Path, cli: CliRun
+) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        entry = app.query_one("#table").current  # type: ignore[attr-defined]
+        await pilot.press("e", "tab", "home", "ctrl+k", *"0.9", "ctrl+s")
+        await ready(pilot)
+        cli("edit", demo, entry.id, "--importance", "0.55")
+        await answer(app, pilot, "y")  # refused: the entry changed
+        assert isinstance(app.screen, EntryFormScreen)
+        assert open_store(demo).get(entry.id).importance == 0.55
+        app.check_outside()
+        await ready(pilot)
+        assert app.outside_change
+        await pilot.press("ctrl+r")
+        await ready(pilot)
+        assert not app.outside_change  # the banner clears on reload
+        said = str(app.screen.query_one("#problem").render())
+        assert "Changed outside memtui" in said and "0.55" in said
+        await pilot.press("ctrl+s")
+        await ready(pilot)
+        asked = str(app.screen.query_one("#body").query_one("Static").render())
+        assert "was  0.55" in asked and "now  0.9" in asked
+        await answer(app, pilot, "y")
+    assert open_store(demo).get(entry.id).importance == 0.9
+
+
+async def test_the_banner_is_the_fingerprints_and_a_save_clears_it(demo: Path, cli: CliRun) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        app.check_outside()
+        await ready(pilot)
+        assert "changed on disk" not in status_text(app)
+        other = open_store(demo).memories()[-1]
+        cli("edit", demo, other.id, "--importance", "0.42")
+        app.check_outside()
+        await ready(pilot)
+        assert "changed on disk" in status_text(app)
+        await pilot.press("a")  # archive the highlighted one: saved over the outside change
+        await ready(pilot)
+        await answer(app, pilot, "y")
+        assert "changed on disk" not in status_text(app)
+
+
+async def test_history_refreshes_after_undo_and_a_blocked_undo_offers_the_later_ones(
+    demo: Path, cli: CliRun
+) -> None:
+    entry = open_store(demo).memories()[3]
+    cli("edit", demo, entry.id, "--importance", "0.31")
+    cli("edit", demo, entry.id, "--importance", "0.32")
+    cli("edit", demo, entry.id, "--importance", "0.33")
+    first_of_three = open_store(demo).history()[2].id
+    count = transactions(demo)
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await pilot.press("h")
+        await ready(pilot)
+        assert f"{count} transactions" in history_title(app)
+        await pilot.press("j", "j")  # the first of the three edits
+        await pilot.press("u")
+        await ready(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        asked = " ".join(str(w.render()) for w in app.screen.query("Static"))
+        ids = f"#{first_of_three + 2}, #{first_of_three + 1} and #{first_of_three}"
+        assert f"#{first_of_three} cannot be undone alone" in asked and ids in asked
+        await answer(app, pilot, "y")
+        assert isinstance(app.screen, HistoryScreen)
+        assert f"{count + 1} transactions" in history_title(app)
+    assert open_store(demo).get(entry.id).importance == entry.importance
+
+
+def test_the_cli_names_the_later_transactions_and_undoes_them_together(
+    demo: Path, cli: CliRun
+) -> None:
+    entry = open_store(demo).memories()[3]
+    for value in ("0.31", "0.32", "0.33"):
+        cli("edit", demo, entry.id, "--importance", value)
+    first = open_store(demo).history()[2].id
+    refused = cli("undo", demo, first)
+    assert refused.code != 0  # type: ignore[attr-defined]
+    line = refused.err.strip()  # type: ignore[attr-defined]
+    assert f"#{first + 2} and #{first + 1}" in line and "--with-later" in line
+    assert "reload" not in line
+    done = cli("undo", demo, first, "--with-later")
+    assert done.code == 0, done.err  # type: ignore[attr-defined]
+    assert open_store(demo).get(entry.id).importance == entry.importance
+    assert cli("undo", demo).code == 0  # the together-undo is undone as one
+    assert open_store(demo).get(entry.id).importance == 0.33

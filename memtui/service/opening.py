@@ -9,13 +9,14 @@ from pathlib import Path
 from memtui import locations
 from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
 from memtui.demo import make_demo_memories
-from memtui.errors import MemtuiError
+from memtui.errors import MemtuiError, StoreFormatError
 from memtui.service.base import ServiceBase, Store, file_store
 from memtui.stores import create_native_store, export_store
 from memtui.stores.backups import BackupShelf
 from memtui.stores.doctor import repair
 from memtui.stores.files import read_bytes
 from memtui.stores.postgres import is_postgres_location, open_postgres_store
+from memtui.stores.sidecar import check_writable
 from memtui.stores.store import Store as FileStore
 from memtui.stores.transfer import ExportReport
 
@@ -50,6 +51,19 @@ class StoresMixin(ServiceBase):
     def problems(self, store: Store) -> list[str]:
         """What is wrong with the store's ledger and backups (`memtui doctor`)."""
         return store.problems()
+
+    def read_only(self, store: Store) -> str | None:
+        """Why memtui can change nothing in `store` now, in a few words (None: it can)."""
+        if isinstance(store, FileStore):
+            try:
+                check_writable(store.file)
+            except StoreFormatError:
+                return "the file is read-only"
+        return None
+
+    def change_place(self, store: Store) -> str:
+        """Where another program's change to `store` happened, as messages say it."""
+        return "on disk" if isinstance(store, FileStore) else "in the database"
 
     def repair(self, store: Store) -> list[str]:
         """Move damaged ledgers and journal entries aside (backed up first); what was done."""

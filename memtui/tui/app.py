@@ -258,6 +258,9 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         if store is not None and not self.outside_change and store.changed_on_disk():
             self.post_message(OutsideChange())
 
+    def check_store(self) -> None:
+        self.check_outside()
+
     def action_reload(self) -> None:
         self.load_store(reloaded=True)
 
@@ -265,12 +268,17 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     def _store_ready(self, message: StoreReady) -> None:
         self.store = message.store
         self.outside_change = False
+        self.read_only = self.service.read_only(message.store)
         self.load_problem = None
         self.exit_code = 0
         self.sub_title = f"{message.store.path} · {message.store.format_name}"
         self.home.show_store(message.store, message.memories, message.reloaded)
         self._replaced = self._replaced or message.reloaded
         if message.reloaded:
+            for screen in self.screen_stack[1:]:
+                reloaded = getattr(screen, "store_reloaded", None)
+                if reloaded is not None:
+                    reloaded(message.store)
             self.notify(f"Reloaded {len(message.store):,} entries.", title="Store")
             return
         if self.start_screen == "label":
@@ -311,10 +319,11 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         if self.outside_change:
             return
         self.outside_change = True
+        where = self.service.change_place(self.store) if self.store is not None else "on disk"
         self.notify(
             "Another program changed the store. Press ctrl+r to reload; memtui will not "
             "overwrite that change.",
-            title="Changed on disk",
+            title=f"Changed {where}",
             severity="warning",
             timeout=8,
         )

@@ -275,6 +275,8 @@ class HomeScreen(GuardedHandlers, Screen[None]):
                 outside_change=app.outside_change,
                 failed=app.load_problem is not None,
                 theme=self.app.theme,
+                where=app.service.change_place(store) if store is not None else "on disk",
+                read_only=app.read_only,
             )
             if text.cell_len <= width:
                 break

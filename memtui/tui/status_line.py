@@ -21,12 +21,17 @@ def status_text(
     outside_change: bool,
     failed: bool,
     theme: str,
+    where: str = "on disk",
+    read_only: str | None = None,
 ) -> Text:
     """`brief` 0 says everything; 1 shortens the path to its name and drops the theme; 2 also
     drops the format and the sort."""
     text = Text()
     if outside_change:
-        text.append(" changed on disk: ctrl+r reloads ", style="bold reverse")
+        text.append(f" changed {where}: ctrl+r reloads ", style="bold reverse")
+        text.append(" ")
+    if read_only:
+        text.append(" read-only ", style="bold reverse")
         text.append(" ")
     shown_path = one_line(str(path) if brief == 0 else path.name)
     if store is None:
