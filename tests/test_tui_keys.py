@@ -384,5 +384,6 @@ def test_the_cli_names_the_later_transactions_and_undoes_them_together(
     done = cli("undo", demo, first, "--with-later")
     assert done.code == 0, done.err  # type: ignore[attr-defined]
     assert open_store(demo).get(entry.id).importance == entry.importance
-    assert cli("undo", demo).code == 0  # the together-undo is undone as one
+    together = open_store(demo).history()[0].id
+    assert cli("undo", demo, together).code == 0  # the together-undo is undone as one
     assert open_store(demo).get(entry.id).importance == 0.33
