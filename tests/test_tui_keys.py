@@ -387,3 +387,33 @@ def test_the_cli_names_the_later_transactions_and_undoes_them_together(
     together = open_store(demo).history()[0].id
     assert cli("undo", demo, together).code == 0  # the together-undo is undone as one
     assert open_store(demo).get(entry.id).importance == 0.33
+
+
+async def test_an_empty_filter_says_why_and_clearing_it_keeps_the_row_in_view(
+    demo: Path,
+) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        table = app.query_one("#table")
+        await pilot.press("slash", *"zzqqxx")
+        await ready(pilot)
+        hint = table.render_line(2).text  # type: ignore[attr-defined]
+        assert "No entry matches the filter 'zzqqxx'" in hint and "escape clears" in hint
+        await pilot.press("escape")
+        await ready(pilot)
+        deep = app.model.memories[app.model.view[-5]]
+        await pilot.press("slash", *deep.id, "enter")
+        await ready(pilot)
+        assert table.current.id == deep.id  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await ready(pilot)
+        assert not app.model.query
+        cursor = table.cursor  # type: ignore[attr-defined]
+        assert table.current.id == deep.id and cursor > 40  # type: ignore[attr-defined]
+        top = round(table.scroll_y)
+        assert top <= cursor < top + table.size.height - 1
+        row = table.render_line(cursor - top + 1)  # type: ignore[attr-defined]
+        assert deep.id[:8] in row.text or any(
+            seg.style is not None and seg.style.bgcolor is not None for seg in row
+        )
