@@ -393,6 +393,11 @@ def cmd_locate(args: argparse.Namespace, svc: Service) -> int:
 
 
 def _run_tui(store: str | None, svc: Service, start_screen: str | None = None) -> int:
+    from memtui.tui import check_keymap
+
+    problems = check_keymap(svc.settings)
+    if problems:
+        raise UsageError("\n".join(f"memtui: {p}" for p in problems).removeprefix("memtui: "))
     shown = svc.shown_location(store) if store else None
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         target = shown or "STORE"

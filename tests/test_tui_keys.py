@@ -417,3 +417,59 @@ async def test_an_empty_filter_says_why_and_clearing_it_keeps_the_row_in_view(
         assert deep.id[:8] in row.text or any(
             seg.style is not None and seg.style.bgcolor is not None for seg in row
         )
+
+
+# -- item 7: the keymap, checked at start -------------------------------------------------------
+
+BAD_KEYMAPS = [
+    ('"table.markk" = "x"', "'table.markk': no such binding id"),
+    ('"table.mark" = "notakey!!"', "'table.mark': 'notakey!!' is not a key"),
+    ('"store.plan" = "q"', "'q' is bound to both 'app.quit' and 'store.plan' on HomeScreen"),
+    ('"table.mark" = "space,x"', "'x' is bound to both 'table.mark' and 'entry.delete'"),
+]
+
+
+@pytest.mark.parametrize(("line", "said"), BAD_KEYMAPS)
+def test_a_bad_keymap_stops_the_cli_with_one_line_naming_the_config_line(
+    demo: Path, tmp_path: Path, cli: CliRun, line: str, said: str
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'[ui]\ntheme = "memtui-dark"\n\n[keymap]\n{line}\n')
+    before = demo.read_bytes()
+    result = cli("--config", config, demo)
+    assert result.code == 2  # type: ignore[attr-defined]
+    err = result.err.strip()  # type: ignore[attr-defined]
+    assert err.count("\n") == 0 and f"{config}:5: [keymap]" in err and said in err, err
+    assert demo.read_bytes() == before
+
+
+async def test_a_bad_keymap_is_a_failed_start_in_the_tui(demo: Path, tmp_path: Path) -> None:
+    from memtui.config import load_settings
+
+    config = tmp_path / "config.toml"
+    config.write_text('[keymap]\n"entry.lineage" = "ctrl+l"\n"table.markk" = "x"\n')
+    app = app_for(demo, settings=load_settings(config))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        shown = str(app.query_one("#message").render())
+        assert "memtui did not start" in shown
+        assert f"{config}:3: [keymap] 'table.markk': no such binding id" in shown
+        assert app.store is None  # nothing was read
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 2
+
+
+def test_the_readmes_keymap_examples_are_accepted() -> None:
+    from memtui.config import Settings
+    from memtui.tui import check_keymap
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    blocks = readme.split("[keymap]\n")[1:]
+    assert blocks
+    for block in blocks:
+        lines = [x for x in block.split("\n\n")[0].split("```")[0].splitlines() if "=" in x]
+        keymap = dict(
+            (part.strip().strip('"') for part in x.split("#")[0].split("=", 1)) for x in lines
+        )
+        assert keymap and check_keymap(Settings(keymap=keymap)) == [], keymap

@@ -30,6 +30,7 @@ from memtui.tui.failures import GuardedHandlers, formatted, one_line_report
 from memtui.tui.help_sections import HelpSection, help_sections
 from memtui.tui.home_screen import HomeScreen
 from memtui.tui.host import MemtuiHost
+from memtui.tui.keymap_check import keymap_problems
 from memtui.tui.merge_screen import MergeScreen
 from memtui.tui.messages import HaystackReady, HistoryReady, OutsideChange, StoreFailed, StoreReady
 from memtui.tui.screens import ConfirmScreen, HelpScreen, Question, ReasonConfirmScreen
@@ -101,7 +102,10 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self._replaced = False  # a reload replaced the records: settle everything
         self._switch_interval = sys.getswitchinterval()
         self._model = TableModel([], self.now())
-        if self.settings.keymap:
+        self.keymap_problems = keymap_problems(
+            type(self), self.settings.keymap, self.settings.keymap_lines, self.settings.path
+        )
+        if self.settings.keymap and not self.keymap_problems:
             self.set_keymap(self.settings.keymap)
 
     def now(self) -> datetime:
@@ -234,7 +238,16 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         heap.release()
 
     def home_ready(self) -> None:
-        """The table screen is on: read the store."""
+        """The table screen is on: read the store (unless the keymap is wrong: then it says
+        so, and only q works)."""
+        if self.keymap_problems:
+            self.exit_code = 2
+            self.home.show_failure(
+                "\n".join(self.keymap_problems),
+                title="memtui did not start: the [keymap] in the config file has problems",
+                fix="Nothing was read or changed. Fix those lines and start memtui again; q quits.",
+            )
+            return
         self.load_store(reloaded=False)
 
     # -- the store ----------------------------------------------------------------------------

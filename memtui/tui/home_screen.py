@@ -195,14 +195,17 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         self.model.load(memories)
         self.table.refresh_view(keep)
 
-    def show_failure(self, problem: str) -> None:
-        text = Text("memtui could not open the store\n\n", style="bold")
-        text.append(one_line(problem))
-        text.append(
-            "\n\nNothing was changed. Fix the file (or pick another) and press ctrl+r, "
-            "or q to quit.",
-            style="dim",
-        )
+    def show_failure(
+        self,
+        problem: str,
+        *,
+        title: str = "memtui could not open the store",
+        fix: str = "Nothing was changed. Fix the file (or pick another) and press ctrl+r, "
+        "or q to quit.",
+    ) -> None:
+        text = Text(title + "\n\n", style="bold")
+        text.append("\n".join(one_line(line) for line in problem.splitlines()))
+        text.append("\n\n" + fix, style="dim")
         widget = self.query_one("#message", Static)
         widget.update(text)
         widget.display = True
