@@ -5,6 +5,9 @@ access runs in a thread worker that posts a typed message."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
 import sys
 from datetime import UTC, datetime
 from functools import partial
@@ -102,6 +105,9 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self._replaced = False  # a reload replaced the records: settle everything
         self._switch_interval = sys.getswitchinterval()
         self._model = TableModel([], self.now())
+        self.quit_after_commit = False  # q (or a signal) came during a commit
+        self.quit_line = ""
+        self._caught: list[int] = []
         self.keymap_problems = keymap_problems(
             type(self), self.settings.keymap, self.settings.keymap_lines, self.settings.path
         )
@@ -175,9 +181,9 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         if isinstance(self.screen, (ConfirmScreen, ReasonConfirmScreen)):
             return  # a question is open: y or n first
         if self.committing is not None:
-            self.notify(
-                f"memtui is {self.committing}; q again once it is done.", severity="warning"
-            )
+            # the commit runs to its end (the store is then the after), then memtui quits
+            self.quit_after_commit = True
+            self.notify(f"memtui is {self.committing}; it quits once that is written.")
             return
         lost = self._unsaved(self.screen_stack)
         if not lost:
@@ -223,7 +229,34 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
 
     # -- starting -----------------------------------------------------------------------------
 
+    def _end_commit(self) -> None:
+        super()._end_commit()
+        if self.quit_after_commit:
+            self.exit(return_code=self.exit_code, message=self.quit_line or None)
+
+    def _signalled(self, signum: int) -> None:
+        """SIGTERM or SIGHUP: quit as `q` does, without asking. A commit under way runs to its
+        end first (a commit is all or nothing: the store is the before or the after); Textual
+        restores the terminal on the way out."""
+        name = signal.Signals(signum).name
+        self.exit_code = 128 + signum
+        if self.committing is not None:
+            self.quit_line = f"memtui: {name}: quit once the change under way was written"
+            self.quit_after_commit = True
+            return
+        self.exit(return_code=self.exit_code, message=f"memtui: {name}: quit; nothing was lost")
+
+    def _catch_signals(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGTERM, signal.SIGHUP):
+                loop.add_signal_handler(signum, self._signalled, signum)
+                self._caught.append(signum)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass  # not the main thread, or no such signal here: the default stays
+
     def on_mount(self) -> None:
+        self._catch_signals()
         # workers (planning, loading) share the GIL with the UI: hand it over more often while
         # the app runs (given back when it ends)
         self._switch_interval = sys.getswitchinterval()
@@ -234,6 +267,10 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
             self.set_interval(self.watch_interval, self.check_outside)
 
     def on_unmount(self) -> None:
+        with contextlib.suppress(RuntimeError):
+            loop = asyncio.get_running_loop()
+            for signum in self._caught:
+                loop.remove_signal_handler(signum)
         sys.setswitchinterval(self._switch_interval)
         heap.release()
 

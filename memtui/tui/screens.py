@@ -165,6 +165,10 @@ class WorkingScreen(ModalScreen[None]):
     """A commit in progress: what is written, the stage it is at and the time it has taken. The
     bar is indeterminate until the store reports a stage with counts (`set_progress`)."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "app.quit", "Quit once written", id="working.quit"),
+    ]
+
     DEFAULT_CSS = """
     WorkingScreen { align: center middle; }
     WorkingScreen > Vertical { width: 64; max-width: 95%; height: auto; border: thick $primary;
