@@ -95,17 +95,15 @@ def help_sections(app: App[Any], keymap: Mapping[str, str]) -> list[HelpSection]
             out.append((shown, binding.tooltip or binding.description, binding.id or ""))
         return out
 
-    sections: list[HelpSection] = [
-        KEYBOARD_MODEL,
-        (title_of(type(app)), rows(type(app).BINDINGS)),
-    ]
+    sections: list[HelpSection] = [(title_of(type(app)), rows(type(app).BINDINGS))]
     screens = memtui_screens()
     for n, cls in enumerate(screens):
         found = rows(cls.__dict__.get("BINDINGS", []))  # its own, not Textual's
         if found:
             sections.append((title_of(cls), found))
-        if n == 0:  # the table sits on the first screen
+        if n == 0:  # the table sits on the first screen; how keys work follows it
             sections.append((title_of(MemoryTable), rows(MemoryTable.BINDINGS)))
+            sections.append(KEYBOARD_MODEL)
     sections.append(
         (
             "Changing the store (the same keys on every screen)",

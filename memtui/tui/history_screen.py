@@ -142,7 +142,6 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
 
     def show_list(self) -> None:
         options = self.query_one("#list", OptionList)
-        was = options.highlighted_option.id if options.highlighted_option is not None else None
         options.clear_options()
         title = Text()
         if self.showing_backups:
@@ -167,9 +166,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
                 )
         self.query_one("#title", Static).update(title)
         if options.option_count:
-            # the cursor stays on the row it was on (a commit adds one above it)
-            ids = [options.get_option_at_index(n).id for n in range(options.option_count)]
-            options.highlighted = ids.index(was) if was in ids else 0
+            options.highlighted = 0  # the newest: after a commit, the one just made
         options.focus()
 
     @on(OptionList.OptionHighlighted, "#list")
