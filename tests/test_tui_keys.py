@@ -473,3 +473,69 @@ def test_the_readmes_keymap_examples_are_accepted() -> None:
             (part.strip().strip('"') for part in x.split("#")[0].split("=", 1)) for x in lines
         )
         assert keymap and check_keymap(Settings(keymap=keymap)) == [], keymap
+
+
+async def test_editing_the_merged_text_leaves_one_strategy_chosen(demo: Path) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await pilot.press("slash", *"board games", "enter", "home", "space", "space", "m")
+        await ready(pilot)
+        await pilot.press(*" and more")
+        await ready(pilot)
+        chosen = [b.id for b in app.screen.query("RadioButton") if b.value]  # type: ignore[attr-defined]
+        assert chosen == ["s-own"]
+
+
+async def test_a_long_question_keeps_its_buttons_on_an_80x24_screen(demo: Path) -> None:
+    from rich.text import Text
+
+    app = app_for(demo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        for screen in (
+            ConfirmScreen("Long?", Text("\n".join(f"line {n}" for n in range(60)))),
+            ReasonConfirmScreen("Long?", Text("\n".join(f"line {n}" for n in range(60)))),
+        ):
+            app.push_screen(screen)
+            await ready(pilot)
+            yes = screen.query_one("#yes").region
+            assert yes.height > 0 and yes.bottom <= 24, yes
+            await pilot.press("escape")
+            await ready(pilot)
+
+
+def test_the_status_line_keeps_a_database_url_whole_and_says_where() -> None:
+    from memtui.tui.status_line import status_text
+    from memtui.tui.table_model import TableModel
+
+    text = status_text(
+        TableModel([], NOW),
+        None,
+        "postgresql://postgres@db.internal/memory",
+        1,
+        outside_change=True,
+        failed=False,
+        theme="memtui-dark",
+        where="in the database",
+        read_only="the file is read-only",
+    ).plain
+    assert "postgresql://postgres@db.internal/memory" in text
+    assert "changed in the database" in text and "read-only" in text
+    assert "sort age↑" in text  # newest first: the ages shown ascend
+
+
+async def test_the_merge_pane_says_what_pi_does_with_the_members(
+    fixture_copy: Callable[[str], Path],
+) -> None:
+    path = fixture_copy("example-store.json")
+    app = app_for(path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await pilot.press("home", "space", "space", "m")
+        await ready(pilot)
+        assert isinstance(app.screen, MergeScreen)
+        title = str(app.screen.query_one("#title").render())
+        pane = str(app.screen.query_one("#result-body").render())
+        assert "of user" not in title  # pi has no users
+        assert "leave the store's file" in pane and "stay in the store as merged" not in pane

@@ -30,7 +30,7 @@ from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
 from memtui.tui.lists import MemtuiList
 from memtui.tui.screens import ConfirmScreen
-from memtui.views import shorten
+from memtui.views import counted, entries, shorten
 
 STEP = 0.05
 
@@ -169,7 +169,7 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
         self.query_one("#threshold", Label).update(
             Text.assemble(
                 (f"threshold {result.threshold:.2f}", "bold"),
-                f"  ·  {len(result.clusters)} clusters, {clustered} entries",
+                f"  ·  {counted(len(result.clusters), 'cluster')}, {entries(clustered)}",
             )
         )
         width = max(16, self.query_one("#histogram", Static).content_size.width)
@@ -209,7 +209,7 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
             return
         n = int(event.option.id)
         cluster = self.result.clusters[n]
-        text = Text(f"{len(cluster)} entries", style="bold")
+        text = Text(entries(len(cluster)), style="bold")
         text.append(f" · {self.result.method} ≥ {self.result.threshold:.2f}\n\n", style="dim")
         if n in self.result.split_from:
             text.append(

@@ -27,7 +27,7 @@ from memtui.textsafe import one_line
 from memtui.tui.chart import ChartData, ChartView, Series, histogram
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.lists import MemtuiList
-from memtui.views import shorten
+from memtui.views import entries, shorten
 
 HORIZONS = (7, 14, 30, 60, 90, 180, 365)
 STYLES = {
@@ -262,17 +262,20 @@ class DecayScreen(GuardedHandlers, Screen[None]):
             Group(title, histogram(result.bins, width, "red"))
         )
         title = Text(
-            f"{len(result.going)} entries cross it within {result.horizon} days", style="bold"
+            f"{entries(len(result.going))} cross{'es' if len(result.going) == 1 else ''} it "
+            f"within {result.horizon} days",
+            style="bold",
         )
         if len(result.going) > SHOWN:
             title.append(f" (the first {SHOWN} listed)", style="dim")
-        title.append("\n    in  now  entry (enter: its curve)", style="dim")
+        title.append("\n     in  now  entry (enter: its curve)", style="dim")
         self.query_one("#going-title", Static).update(title)
         decay = self.decay
         self.going = result.going[:SHOWN]
         options = []
         for day, memory in self.going:
-            row = Text(f"{day:5.1f}d {decay.value_at(memory, self.now):.2f}  ", style="dim")
+            when = "already" if day <= 0 else f"{day:.1f}d"  # as the bins say it
+            row = Text(f"{when:>7} {decay.value_at(memory, self.now):.2f}  ", style="dim")
             row.append(shorten(one_line(memory.content), 70))
             options.append(Option(row))
         listed = self.query_one("#going-list", OptionList)

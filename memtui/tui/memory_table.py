@@ -20,7 +20,7 @@ from textual.strip import Strip
 
 from memtui.model import HIDDEN_STATUSES, Memory
 from memtui.tui.failures import GuardedHandlers
-from memtui.tui.table_model import COLUMNS, Column, TableModel, layout
+from memtui.tui.table_model import COLUMNS, Column, TableModel, layout, sort_arrow
 
 _BAR = " ▏▎▍▌▋▊▉█"
 
@@ -231,7 +231,7 @@ class MemoryTable(GuardedHandlers, ScrollView, can_focus=True):
     def _header(self, columns: list[tuple[Column, int]], width: int) -> Strip:
         header = self.get_component_rich_style("memory-table--header")
         sorted_style = self.get_component_rich_style("memory-table--sorted")
-        arrow = "↓" if self.model.descending else "↑"
+        arrow = sort_arrow(self.model.sort_key, self.model.descending)
         segments = []
         for n, (column, cell) in enumerate(columns):
             title = column.title + (arrow if column.key == self.model.sort_key else "")

@@ -73,8 +73,9 @@ class ConfirmScreen(GuardedHandlers, Question[bool]):
     ]
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical { width: 72; max-width: 95%; height: auto; border: thick $primary;
-        background: $surface; padding: 1 2; }
+    ConfirmScreen > Vertical { width: 72; max-width: 95%; height: auto; max-height: 95%;
+        border: thick $primary; background: $surface; padding: 1 2; }
+    ConfirmScreen #body { height: auto; max-height: 50vh; }
     ConfirmScreen Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     ConfirmScreen Button { margin-left: 2; }
     """
@@ -87,7 +88,8 @@ class ConfirmScreen(GuardedHandlers, Question[bool]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Text(self.title_text, style="bold"))
-            yield Static(self.body)
+            # the body scrolls when it is long: the buttons stay on screen at 80x24
+            yield VerticalScroll(Static(self.body), id="body", can_focus=False)
             with Horizontal():
                 yield Button("No (n)", id="no")
                 yield Button("Yes (y)", id="yes", variant="primary")
@@ -116,7 +118,7 @@ class ReasonConfirmScreen(GuardedHandlers, Question["str | None"]):
     ReasonConfirmScreen { align: center middle; }
     ReasonConfirmScreen > Vertical { width: 72; max-width: 95%; height: auto; max-height: 95%;
         border: thick $primary; background: $surface; padding: 1 2; }
-    ReasonConfirmScreen #body { height: auto; max-height: 12; }
+    ReasonConfirmScreen #body { height: auto; max-height: 40vh; }
     ReasonConfirmScreen Input { margin-top: 1; display: none; }
     ReasonConfirmScreen Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     ReasonConfirmScreen Button { margin-left: 2; }
