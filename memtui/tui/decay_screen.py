@@ -268,14 +268,14 @@ class DecayScreen(GuardedHandlers, Screen[None]):
         )
         if len(result.going) > SHOWN:
             title.append(f" (the first {SHOWN} listed)", style="dim")
-        title.append("\n     in  now  entry (enter: its curve)", style="dim")
+        title.append("\n      in  now  entry (enter: its curve)", style="dim")
         self.query_one("#going-title", Static).update(title)
         decay = self.decay
         self.going = result.going[:SHOWN]
         options = []
         for day, memory in self.going:
             when = "already" if day <= 0 else f"{day:.1f}d"  # as the bins say it
-            row = Text(f"{when:>7} {decay.value_at(memory, self.now):.2f}  ", style="dim")
+            row = Text(f"{when:>8} {decay.value_at(memory, self.now):.2f}  ", style="dim")
             row.append(shorten(one_line(memory.content), 70))
             options.append(Option(row))
         listed = self.query_one("#going-list", OptionList)
