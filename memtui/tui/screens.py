@@ -59,6 +59,8 @@ class Question(ModalScreen[R]):
             return False
         if self.is_mounted:
             self._wait()
+            if key in ("y", "enter"):
+                self.app.bell()  # an answer came too soon: it was not taken
         return True
 
 
