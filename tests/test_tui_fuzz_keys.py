@@ -150,7 +150,7 @@ async def test_keystroke_fuzz_writes_nothing_unasked(
                     await _open(app, pilot, name)
         await ready(pilot)
         assert app.is_running
-        assert app.errors_reported == 0
+        assert app.errors_reported == 0, [n.message for n in app._notifications]
     assert ledger(store) - before <= answers.yes
 
 

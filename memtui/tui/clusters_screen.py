@@ -208,6 +208,8 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
         if self.result is None or event.option.id is None:
             return
         n = int(event.option.id)
+        if n >= len(self.result.clusters):
+            return  # a row of the list before it was recomputed: its message came late
         cluster = self.result.clusters[n]
         text = Text(entries(len(cluster)), style="bold")
         text.append(f" · {self.result.method} ≥ {self.result.threshold:.2f}\n\n", style="dim")
