@@ -34,7 +34,7 @@ PRINTABLE = [c for c in "abcdefghijklmnoprstuvwxyzABCDEFGHIJKLMNOPRSTUVWXYZ01234
 PRINTABLE += ["slash", "full_stop", "plus", "minus", "comma", "question_mark", "space"]
 CHORDS = ["ctrl+s", "ctrl+r", "ctrl+a", "ctrl+e", "ctrl+k", "ctrl+z", "alt+x", "shift+tab"]
 MOVES = ["enter", "escape", "tab", "up", "down", "home", "end", "pageup", "pagedown", "backspace"]
-KEYS_PER_SCREEN = 180
+KEYS_PER_SCREEN = 150
 
 
 class Answers:
