@@ -39,9 +39,13 @@ from memtui.service import Service
 from memtui.stores import Change
 from memtui.stores.postgres import rows
 from memtui.stores.postgres.pg_store import PgStore
+from memtui.stores.postgres.shape import Shape
 from tests.pg_server import running_server
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
+
+
+GO = Shape.of_go()
 
 
 def populate(dsn: str, size: int, dims: int = 0) -> None:
@@ -53,7 +57,7 @@ def populate(dsn: str, size: int, dims: int = 0) -> None:
             for n, memory in enumerate(memories, start=1):
                 m = memory.with_(id=str(n), supersedes=(), user_id=f"u{n % 1000}")
                 row = rows.written({**rows.encode(m, None, NOW), "id": n}, 1, NOW)
-                values = [rows.db_value(k, row[k]) for k in names]
+                values = [GO.db_value(k, row[k]) for k in names]
                 emb = Jsonb(spread[n % 997 : n % 997 + dims]) if dims else None
                 values[names.index("embedding")] = emb
                 out.write_row(values)

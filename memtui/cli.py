@@ -53,8 +53,17 @@ def cmd_demo(args: argparse.Namespace, svc: Service) -> int:
     if args.size is not None and not 1 <= args.size <= DEMO_MAX_SIZE:
         raise UsageError(f"--size must be between 1 and {DEMO_MAX_SIZE}")
     path = Path(args.out).expanduser() if args.out else None
-    store = svc.demo(path, size=args.size, seed=args.seed, fresh=args.fresh)
-    print(f"demo store: {store.path} ({len(store)} entries, native format)")
+    if args.format == "hermes":
+        if args.size is not None or args.seed is not None:
+            raise UsageError("--size and --seed make the native demo; the Hermes demo is fixed")
+        store = svc.hermes_demo(path, fresh=args.fresh)
+        print(
+            f"demo store: {store.path} ({len(store)} entries, hermes format; "
+            f"USER.md beside it: memtui {store.path.with_name('USER.md')})"
+        )
+    else:
+        store = svc.demo(path, size=args.size, seed=args.seed, fresh=args.fresh)
+        print(f"demo store: {store.path} ({len(store)} entries, native format)")
     if args.no_tui:
         return 0
     return _run_tui(str(store.path), svc)
@@ -378,6 +387,7 @@ def cmd_locate(args: argparse.Namespace, svc: Service) -> int:
         "config": str(svc.settings.path or locations.config_file()),
         "data": str(locations.data_dir()),
         "demo_store": str(locations.demo_store()),
+        "hermes_demo": str(locations.hermes_demo()),
         "default_store": str(locations.default_native_store()),
         "pi_store": str(locations.pi_store()),
     }
@@ -442,6 +452,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("demo", cmd_demo, "write a realistic demo store and open it", json_flag=False)
     p.add_argument("--out", metavar="PATH", help="where to write it (default: see `memtui locate`)")
+    p.add_argument(
+        "--format",
+        choices=("native", "hermes"),
+        default="native",
+        help="native (default), or hermes: Hermes Agent's MEMORY.md and USER.md in the folder PATH",
+    )
     p.add_argument("--size", type=int, metavar="N", help=f"entries (default {DEFAULT_DEMO_SIZE})")
     p.add_argument("--seed", type=int, metavar="S", help="random seed (default 7)")
     p.add_argument("--fresh", action="store_true", help="regenerate even if the demo store exists")

@@ -243,7 +243,7 @@ def cmd_decay(args: argparse.Namespace, svc: Service) -> int:
         raise UsageError("--days must be between 1 and 36500")
     store = svc.open(args.store)
     profile = svc.profile(store)
-    decay = svc.decay_model(profile, args.model)
+    decay = svc.decay_model(profile, args.model, store)
     line = profile.archive_line if profile.archive_line is not None else profile.expire_below
     now = svc.now()
     if args.id:

@@ -7,6 +7,7 @@ they were, and replaces the file atomically.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -27,6 +28,7 @@ from memtui.engine.profiles import (
 )
 from memtui.errors import MemtuiError
 from memtui.stores.backups import DEFAULT_KEEP
+from memtui.stores.postgres.limits import DEFAULT_LIMITS, PgLimits
 
 if TYPE_CHECKING:
     from memtui.llm import LlmSettings
@@ -50,13 +52,22 @@ class Settings:
     profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
     """`[profiles.NAME]`: profile parameters to change, e.g. `merge_threshold = 0.5` (see
     `memtui.engine.profiles.Profile`); `resolve_profile` applies them."""
+    pg_connect_timeout: float = DEFAULT_LIMITS.connect_timeout
+    """`[postgres] connect_timeout`: seconds to wait for a database server to answer a new
+    connection (0: no limit)."""
+    pg_lock_timeout: float = DEFAULT_LIMITS.lock_timeout
+    """`[postgres] lock_timeout`: seconds a change waits for a row another session (the
+    agent) holds locked (0: no limit)."""
+    pg_statement_timeout: float = DEFAULT_LIMITS.statement_timeout
+    """`[postgres] statement_timeout`: seconds one statement may run on the server (0: no
+    limit)."""
     path: Path | None = None
     """The file these settings came from (and where the TUI saves the theme)."""
 
 
 # -- loading ----------------------------------------------------------------------------------
 
-_TABLES = ("store", "ui", "keymap", "llm", "profiles")
+_TABLES = ("store", "ui", "keymap", "llm", "postgres", "profiles")
 _LLM_TYPES: dict[str, type] = {
     "url": str,
     "model": str,
@@ -99,7 +110,7 @@ def load_settings(path: Path, *, must_exist: bool = False) -> Settings:
         if key not in _TABLES:
             raise MemtuiError(
                 f"{path}: {key}: not a memtui setting (the tables are "
-                "[store], [ui], [keymap], [llm] and [profiles.NAME])"
+                "[store], [ui], [keymap], [llm], [postgres] and [profiles.NAME])"
             )
         if not isinstance(value, dict):
             raise MemtuiError(f"{path}: [{key}]: expected a table, got {describe(value)}")
@@ -113,6 +124,10 @@ def load_settings(path: Path, *, must_exist: bool = False) -> Settings:
     settings.keymap = {key: keymap.get(key, str, "") for key in keymap.values}
     settings.keymap_lines = _keymap_lines(text, settings.keymap)
     settings.llm = _llm(path, raw.get("llm", {}))
+    pg = _Table(path, "postgres", raw.get("postgres", {}), _PG_KEYS)
+    settings.pg_connect_timeout = _seconds(pg, "connect_timeout", settings.pg_connect_timeout)
+    settings.pg_lock_timeout = _seconds(pg, "lock_timeout", settings.pg_lock_timeout)
+    settings.pg_statement_timeout = _seconds(pg, "statement_timeout", settings.pg_statement_timeout)
     settings.profiles = _profiles(path, raw.get("profiles", {}))
     return settings
 
@@ -168,6 +183,23 @@ class _Table:
         if at_least is not None and value < at_least:
             self.fail(key, f"must be at least {at_least:g}, got {value:g}")
         return float(value) if kind is float else value
+
+
+_PG_KEYS = ("connect_timeout", "lock_timeout", "statement_timeout")
+
+
+def _seconds(table: _Table, key: str, default: float) -> float:
+    value = float(table.get(key, float, default, at_least=0))
+    if not math.isfinite(value):
+        table.fail(key, f"expected a number of seconds, got {value}")
+    return value
+
+
+def pg_limits(settings: Settings) -> PgLimits:
+    """How long a PostgreSQL store waits on its server."""
+    return PgLimits(
+        settings.pg_connect_timeout, settings.pg_lock_timeout, settings.pg_statement_timeout
+    )
 
 
 def _llm(path: Path, values: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from memtui.engine.decay import DecayModel
+from memtui.engine.decay import DecayModel, slower_from
 from memtui.engine.decay import model as decay_model
 from memtui.engine.ids import IdMaker, TakenIds
 from memtui.engine.merging import merge_entries, retire
@@ -25,6 +25,7 @@ from memtui.engine.plan import Plan, full_json, full_json_parts, plan_changes, p
 from memtui.engine.plan_compact import PlanMismatch, compact_plan, expand
 from memtui.engine.profiles import get_profile, profile_for_format
 from memtui.engine.similarity import pi_normalise
+from memtui.engine.wholesale import hold_wholesale, with_lines
 from memtui.engine.wording import rule_wording
 from memtui.errors import ConflictError, MemtuiError, NotFoundError
 from memtui.gcpause import gc_paused
@@ -87,6 +88,10 @@ def check_plan_fits(store: MemoryStore, plan: Plan, seal_key: bytes | None = Non
                 "made — make a new one"
             )
     check_seals(plan, seal_key)
+    # whatever the file says, a wholesale removal waits for a person's decision
+    line = plan.params.get("archive_line")
+    line = float(line) if isinstance(line, int | float) and not isinstance(line, bool) else None
+    plan.warnings = with_lines(plan.warnings, hold_wholesale(plan.actions, current.values(), line))
     plan.fits = checked
 
 
@@ -209,10 +214,11 @@ def _record_problem(
 def _plan_decay(plan: Plan) -> DecayModel | None:
     """The decay model the plan's parameters name (None: none, or one memtui does not know)."""
     name, rate = plan.params.get("decay_model"), plan.params.get("decay_rate")
-    if not isinstance(name, str) or not isinstance(rate, int | float):
+    slower = slower_from(plan.params.get("decay_slower"))
+    if not isinstance(name, str) or not isinstance(rate, int | float) or slower is None:
         return None
     try:
-        return decay_model(name, float(rate))
+        return decay_model(name, float(rate), slower=slower)
     except MemtuiError:
         return None
 
@@ -425,7 +431,8 @@ def write_plan(plan: Plan, path: str, version: int = 2, seal_key: bytes | None =
 def plan_summary(plan: Plan) -> str:
     counts = ", ".join(f"{kind} {n}" for kind, n in plan.summary.items()) or "nothing to do"
     touched = len({t for a in plan.actions for t in a.targets})
-    head = f"{plan.profile} plan for {plan.store}: {counts} ({entries(touched)} touched)"
+    head = "".join(f"{line}\n" for line in plan.warnings)
+    head += f"{plan.profile} plan for {plan.store}: {counts} ({entries(touched)} touched)"
     waiting = sum(a.needs_decision for a in plan.actions)
     if waiting:
         head += f"; {waiting} {'needs' if waiting == 1 else 'need'} a decision (marked ?)"

@@ -35,6 +35,11 @@ def demo_store() -> Path:
     return data_dir() / "demo-store.json"
 
 
+def hermes_demo() -> Path:
+    """The `memories` folder `memtui demo --format hermes` writes."""
+    return data_dir() / "hermes-demo" / "memories"
+
+
 def default_native_store() -> Path:
     return data_dir() / "memories.json"
 

@@ -30,6 +30,59 @@ from tests.test_scale_plans import refused_naming_the_action
 
 Cli = Callable[..., CliResult]
 NOW = "2026-12-01T00:00:00Z"
+NOW_AT = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+WORDS = [
+    "amber",
+    "basalt",
+    "cedar",
+    "dune",
+    "ember",
+    "fjord",
+    "glacier",
+    "harbor",
+    "iris",
+    "juniper",
+    "kelp",
+    "lagoon",
+    "meadow",
+    "nectar",
+    "orchid",
+    "prairie",
+    "quarry",
+    "reef",
+    "sierra",
+    "tundra",
+    "umber",
+    "valley",
+    "willow",
+    "yarrow",
+]
+
+
+def _roomy_items(tmp_path: Path) -> Path:
+    """items.jsonl with a dozen recent, important entries per user, so that its expiries stay
+    under the wholesale guard's fifth of a user's entries (engine/wholesale.py)."""
+    fixture = Path(__file__).parent / "fixtures" / "items.jsonl"
+    lines = fixture.read_text().splitlines()
+    for n, word in enumerate(WORDS):
+        record = {
+            "id": 100 + n,
+            "content": f"{word} {word[::-1]}",  # no word in common with another
+            "importance": 0.9,
+            "created_at": "2026-11-30T12:00:00Z",
+            "last_accessed": "2026-11-30T12:00:00Z",
+            "user_id": "u1" if n % 2 else "u2",
+            "category": "general",
+            "superseded_at": "0001-01-01T00:00:00Z",
+            "version": 1,
+            "updated_at": "0001-01-01T00:00:00Z",
+        }
+        lines.append(json.dumps(record))
+    store = tmp_path / "items.jsonl"
+    store.write_text("\n".join(lines) + "\n")
+    return store
 
 
 def _plan(cli: Cli, store: Path, out: Path, *extra: str) -> dict[str, Any]:
@@ -46,7 +99,7 @@ def _expiry_record(plan: dict[str, Any]) -> dict[str, Any]:
 def test_the_expiries_of_a_rule_share_one_record_with_a_row_each(
     fixture_copy: Callable[[str], Path], cli: Cli, tmp_path: Path
 ) -> None:
-    store_path = fixture_copy("items.jsonl")
+    store_path = _roomy_items(tmp_path)
     v1, v2 = tmp_path / "v1.json", tmp_path / "v2.json"
     full = _plan(cli, store_path, v1, "--plan-version", "1")
     compact = _plan(cli, store_path, v2)
@@ -76,7 +129,7 @@ def test_the_expiries_of_a_rule_share_one_record_with_a_row_each(
 def test_an_expiry_row_is_rejectable_on_its_own(
     fixture_copy: Callable[[str], Path], cli: Cli, tmp_path: Path
 ) -> None:
-    store = fixture_copy("items.jsonl")
+    store = _roomy_items(tmp_path)
     plan = tmp_path / "plan.json"
     skipped, kept = _expiry_record(_plan(cli, store, plan))["rows"][:2]
     result = cli("apply", store, plan, "--skip", skipped[0], "--yes")
@@ -89,12 +142,10 @@ def test_an_expiry_row_is_rejectable_on_its_own(
 def test_a_file_with_an_expiry_per_action_still_reads_and_applies(
     monkeypatch: pytest.MonkeyPatch, cli: Cli, tmp_path: Path
 ) -> None:
-    fixture = Path(__file__).parent / "fixtures" / "items.jsonl"
     outcomes = []
     for name in ("old", "new"):
         (tmp_path / name).mkdir()
-        store = tmp_path / name / "items.jsonl"
-        store.write_bytes(fixture.read_bytes())
+        store = _roomy_items(tmp_path / name)
         plan = tmp_path / f"{name}.json"
         with monkeypatch.context() as m:
             if name == "old":  # the writer before bulk expiry rows
@@ -161,12 +212,12 @@ TAMPERING: dict[str, RowTamper] = {
 
 @pytest.mark.parametrize("how", sorted(TAMPERING))
 def test_a_tampered_expiry_row_is_refused_naming_the_action(
-    how: str, fixture_copy: Callable[[str], Path], cli: Cli
+    how: str, tmp_path: Path, cli: Cli
 ) -> None:
     def tamper(plan: dict[str, Any]) -> str:
         return TAMPERING[how](_expiry_record(plan)["rows"])
 
-    said = refused_naming_the_action(cli, fixture_copy("items.jsonl"), tamper, "--now", NOW)
+    said = refused_naming_the_action(cli, _roomy_items(tmp_path), tamper, "--now", NOW)
     assert " (expire) " in said and "Traceback" not in said
 
 
@@ -222,7 +273,7 @@ def test_pi_clusters_of_a_long_chain_join_it_whole() -> None:
 def test_a_plan_file_over_its_versions_size_limit_is_refused_unread(
     version: int, fixture_copy: Callable[[str], Path], cli: Cli, tmp_path: Path
 ) -> None:
-    store = fixture_copy("items.jsonl")
+    store = _roomy_items(tmp_path)
     data = store.read_bytes()
     limit = curate.PLAN_V2_SIZE_LIMIT if version == 2 else curate.PLAN_SIZE_LIMIT
     huge = tmp_path / "huge.json"
@@ -262,6 +313,11 @@ def test_rows_keep_the_plans_order_around_expiries_that_wait_for_a_decision(
             evidence_count=3 if n == 1 else None,  # seen often: archived only by decision
         )
         for n, text in enumerate(texts)
+    ]
+    # recent, important entries: the four archivings are a fifth of the store, not more
+    memories += [
+        Memory(id=f"r{n}", content=f"{word} {word[::-1]}", importance=0.9, created_at=NOW_AT)
+        for n, word in enumerate(WORDS[:16])
     ]
     store = tmp_path / "store.json"
     create_native_store(store, memories, now=made, kind="import", reason="test")

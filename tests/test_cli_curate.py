@@ -52,8 +52,10 @@ def test_plan_apply_undo(fixture_copy: Callable[[str], Path], tmp_path: Path, cl
     plan = json.loads(plan_file.read_text())
     assert plan["format"] == "memtui-plan" and plan["summary"]["absorb"] == 2
     applied = cli("apply", path, plan_file, "--yes")
-    # the peanut allergy, once of importance 1.00, waits for a decision (guard_once_important)
-    assert applied.code == 0 and "10 entries → 5" in applied.out
+    # the peanut allergy, once of importance 1.00, waits for a decision (guard_once_important),
+    # and so do the other expiries: a third of each user's entries would go (the wholesale guard)
+    assert "would delete 2 of 6 entries (33 %) of user u1: review before approving" in text.out
+    assert applied.code == 0 and "10 entries → 7" in applied.out
     assert cli("undo", path).code == 0
     assert_same_but_versions(path.read_bytes(), original)
 
@@ -160,6 +162,7 @@ def test_every_profile_asks_before_a_once_important_fact_expires(
     assert allergy.startswith("?") and "expire" in allergy and "only if you decide" in allergy
     applied = cli("apply", path, plan_file, "--yes")
     assert applied.code == 0, applied.err
-    assert "left out 1 action that waits for a decision (expire 1)" in applied.out
+    # with the two expiries the wholesale guard holds (a third of each user's entries)
+    assert "left out 3 actions that wait for a decision (expire 3)" in applied.out
     [kept] = [m for m in open_store(path).memories() if m.content == "用户对花生过敏"]
     assert kept.visible

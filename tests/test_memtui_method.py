@@ -288,7 +288,10 @@ def test_archiving_a_once_important_fact_needs_a_decision() -> None:
     assert peanut.needs_decision and "once important (importance 1.00)" in peanut.reason
     assert peanut.id not in default.default_approved()
     weather = next(a for a in default.actions if a.kind == "archive" and a.targets == ["7"])
-    assert not weather.needs_decision  # episodic, never important: archived as before
+    # episodic, never important: not once important; held only because a third of the user's
+    # entries would go at once (the wholesale guard)
+    assert "once important" not in weather.reason
+    assert weather.reason.startswith("Held for review: the plan would archive 2 of 6 entries")
     longterm = make_plan(memories, get_profile("longterm"), NOW, store_format="longterm")
     expire = next(a for a in longterm.actions if a.kind == "expire" and a.targets == ["6"])
     # the Go rule still proposes it (faithful), but memtui asks first in every profile
@@ -302,7 +305,11 @@ def test_evidence_also_makes_a_memory_once_important() -> None:
         created_at=old, last_accessed_at=old, last_decayed_at=old, evidence_count=2,
     )  # fmt: skip
     once = seen.with_(id="y", content="zz once", evidence_count=1)
-    plan = make_plan([seen, once], get_profile("default"), NOW)
+    fresh = [  # so that two archivings stay under a fifth of the store (the wholesale guard)
+        Memory(id=f"f{n}", content=f"{word} {word[::-1]}x", importance=0.9, created_at=NOW)
+        for n, word in enumerate(["ab", "cd", "ef", "gh", "ij", "kl", "mn", "op"])
+    ]
+    plan = make_plan([seen, once, *fresh], get_profile("default"), NOW)
     decided = {a.targets[0]: a.needs_decision for a in plan.actions if a.kind == "archive"}
     assert decided == {"x": True, "y": False}
 

@@ -19,6 +19,7 @@ from memtui.engine.decay import model
 from memtui.engine.pi_dedupe import pi_answer
 from memtui.engine.planner import DEDUPE_RULE, make_plan, redo_pi_dedupe
 from memtui.engine.profiles import PROFILES
+from memtui.engine.wholesale import held
 from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.stores import open_store
@@ -249,6 +250,8 @@ def test_a_reviewed_pi_plan_folds_only_after_accepted_merges(
     plan = redo_pi_dedupe(plan, store.memories())
     if not any(a.kind == "merge" and not a.needs_decision for a in plan.actions):
         assert not any(a.rule == DEDUPE_RULE for a in plan.actions)
+    # a person approves what the wholesale guard holds (pi's own decays below its line)
+    plan.decide({a.id for a in plan.actions if held(a) or not a.needs_decision})
     apply_plan(store, plan, None, now=at)
     ours = pi_loads(store_file.read_bytes())
     before = {m["id"] for m in pi_loads(source.read_bytes())["memories"]}

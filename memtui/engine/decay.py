@@ -10,6 +10,10 @@ Each model answers "importance at day d from now" and "the day it crosses x".
 - `halflife` (the consolidation-science skill): weight × 0.5^(days / (30 + 335 · significance)),
   significance being the entry's importance: important memories fade over a year, trivia in a
   month.
+  memtui's own method (`default`) uses it, from each entry's creation, in a store where no use
+  was ever recorded (no access time, no access count: the Go system's own rule would take
+  every importance to zero within a year), with the half-life ×2 for identity and preference
+  facts (`SLOWER`): who a person is and what they like last longer than what happened.
 - `ebbinghaus`: retention e^(-t/S) with stability S = S0 · (1 + accesses) days, t counted from
   the last access: each recall makes the memory last longer. (MemoryBank meant this but wrote
   `exp(-t / 5*S)`, which makes recalled memories fade *faster*.)
@@ -18,6 +22,7 @@ Each model answers "importance at day d from now" and "the day it crosses x".
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -30,6 +35,9 @@ if TYPE_CHECKING:
     from memtui.engine.profiles import Profile
 
 MODELS = DECAY_MODELS
+SLOWER: tuple[tuple[str, float], ...] = (("identity", 2.0), ("preference", 2.0))
+"""The categories whose half-life is longer in a store where no use was ever recorded, and by
+what factor (measured: README, consolidation)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +46,13 @@ class DecayModel:
     rate: float = 0.95  # per-day factor (pi, longterm)
     stability_days: float = 5.0  # S0 (ebbinghaus)
     tenured_exempt: bool = True
+    slower: tuple[tuple[str, float], ...] = ()
+    """halflife: categories whose half-life is multiplied by a factor."""
+
+    def half_life(self, memory: Memory) -> float:
+        """The halflife model's half-life of this entry, in days."""
+        factor = dict(self.slower).get(memory.category or "", 1.0)
+        return (30.0 + 335.0 * memory.importance) * factor
 
     def anchor(self, memory: Memory) -> datetime | None:
         """The moment decay is counted from."""
@@ -58,7 +73,7 @@ class DecayModel:
         if self.name in ("pi", "longterm"):
             return float(self.rate**days)
         if self.name == "halflife":
-            return float(0.5 ** (days / (30.0 + 335.0 * memory.importance)))
+            return float(0.5 ** (days / self.half_life(memory)))
         stability = self.stability_days * (1 + memory.access_count)
         return math.exp(-days / stability)
 
@@ -96,19 +111,26 @@ class DecayModel:
         if self.name in ("pi", "longterm"):
             total = ratio / math.log(self.rate)
         elif self.name == "halflife":
-            total = ratio / math.log(0.5) * (30.0 + 335.0 * memory.importance)
+            total = ratio / math.log(0.5) * self.half_life(memory)
         else:
             total = -ratio * self.stability_days * (1 + memory.access_count)
         return max(0.0, total - elapsed)
 
 
-def model(name: str, rate: float | None = None, stability_days: float = 5.0) -> DecayModel:
+def model(
+    name: str,
+    rate: float | None = None,
+    stability_days: float = 5.0,
+    slower: tuple[tuple[str, float], ...] = (),
+) -> DecayModel:
     if name not in MODELS:
         from memtui.errors import MemtuiError
 
         raise MemtuiError(f"unknown decay model {name!r} (use {', '.join(MODELS)})")
     default_rate = {"pi": 0.95, "longterm": 0.995}.get(name, 1.0)
-    return DecayModel(name, rate if rate is not None else default_rate, stability_days)
+    return DecayModel(
+        name, rate if rate is not None else default_rate, stability_days, slower=slower
+    )
 
 
 def decay_for(profile: Profile, name: str | None = None) -> DecayModel | None:
@@ -117,3 +139,31 @@ def decay_for(profile: Profile, name: str | None = None) -> DecayModel | None:
     if name:
         return model(name)
     return model(profile.decay_model, profile.decay_rate) if profile.decay_model else None
+
+
+def never_used(memories: Sequence[Memory]) -> bool:
+    """Whether no entry has a recorded use (no access time, no access count)."""
+    return not any(m.last_accessed_at is not None or m.access_count for m in memories)
+
+
+def decay_for_store(profile: Profile, memories: Sequence[Memory]) -> DecayModel | None:
+    """The profile's decay model for this store: memtui's own method decays a store where no
+    use was ever recorded with the half-life from creation, slower for lasting facts."""
+    decay = decay_for(profile)
+    if decay is None or not profile.decays_unused_by_half_life or not never_used(memories):
+        return decay
+    return DecayModel("halflife", 1.0, slower=SLOWER)
+
+
+def slower_from(raw: object) -> tuple[tuple[str, float], ...] | None:
+    """A plan's `decay_slower` parameter as a model takes it (None when it is malformed)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        return None
+    out = []
+    for category, factor in raw.items():
+        if not isinstance(factor, int | float) or isinstance(factor, bool) or factor <= 0:
+            return None
+        out.append((str(category), float(factor)))
+    return tuple(out)

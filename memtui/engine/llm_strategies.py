@@ -260,6 +260,7 @@ async def improve_plan(
         params,
         kept,
         dict(plan.health),
+        warnings=list(plan.warnings),
     )
     if profile.merge_rule == "pi" and "merge" in strategies:
         # pi folds duplicates only after the merges its model accepted

@@ -106,6 +106,8 @@ class Plan:
     fits: tuple[str, str, bytes | None] | None = field(default=None, repr=False, compare=False)
     """The store (path, fingerprint) and seal key the last check found this plan fits
     (`curate.check_plan_fits`, which then need not check again)."""
+    warnings: list[str] = field(default_factory=list)
+    """What a person must know before approving, said first (engine/wholesale.py)."""
     _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -157,6 +159,7 @@ class Plan:
             "profile": self.profile,
             "now": format_iso(self.now),
             "params": self.params,
+            **({"warnings": list(self.warnings)} if self.warnings else {}),
             "actions": actions,
             "summary": self.summary,
         }
@@ -444,7 +447,10 @@ def plan_from_dict(data: Any, source: str) -> Plan:
         seen.add(action.id)
         actions.append(action)
     health = data["health"] if isinstance(data.get("health"), dict) else {}
-    return Plan(
+    warnings = data.get("warnings", [])
+    if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
+        raise bad("'warnings' is not a list of text")
+    plan = Plan(
         data["store"],
         data["store_format"],
         data["store_fingerprint"],
@@ -455,6 +461,8 @@ def plan_from_dict(data: Any, source: str) -> Plan:
         health,
         pending,
     )
+    plan.warnings = warnings
+    return plan
 
 
 def _memory(raw: Any) -> Memory:

@@ -35,6 +35,7 @@ from memtui.engine.plan import (
     _record,
     field_changes,
 )
+from memtui.engine.wholesale import unheld
 from memtui.jsonout import dumps_text
 from memtui.model import Memory, Status, same_except
 from memtui.times import days_between
@@ -137,9 +138,9 @@ def compact_plan(plan: Plan) -> dict[str, Any]:
         position[action.id] = n
         recipe: Recipe | None = None
         if action.kind == "decay":
-            row = _decay_row(action, plan, params, fp)
+            row = _decay_row(unheld(action), plan, params, fp)
         elif action.kind in EXPIRY_STATUS:
-            row = _expiry_row(action, plan, below, fp)
+            row = _expiry_row(unheld(action), plan, below, fp)
         elif action.kind == "absorb":
             deps = preceding(action.targets, touched, position)
             first = [r for _, rule, r in bulk if r is not None and rule == action.rule]

@@ -24,18 +24,20 @@ from memtui.engine.candidates import (
     memtui_vectors,
 )
 from memtui.engine.choices import ExpireKind, MergeRule
+from memtui.engine.clashes import CLASH_WORDS, clash, clash_candidates
 from memtui.engine.clusters import capped_components, clusters, pair_clusters
-from memtui.engine.decay import DecayModel, decay_for
+from memtui.engine.decay import DecayModel, decay_for, decay_for_store
 from memtui.engine.embedded import Embeddings
 from memtui.engine.grouping import linkage_groups, similarity_source
 from memtui.engine.ids import IdMaker
-from memtui.engine.lexical import Vector, numbers_in
+from memtui.engine.lexical import Vector, numbers_in, vector_cosine
 from memtui.engine.merging import absorb_entries, best_member, merge_entries, retire
 from memtui.engine.pi_dedupe import pi_answer, pi_dedupe_groups, pi_fold
 from memtui.engine.plan import FOLLOWS, Action, Plan
 from memtui.engine.plan_compact import decay_reason
 from memtui.engine.profiles import Profile
 from memtui.engine.similarity import jaro_winkler
+from memtui.engine.wholesale import held, hold_wholesale
 from memtui.engine.wording import rule_wording
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
@@ -141,6 +143,9 @@ class PlanRun:
     """The candidate pairs as arrays, where the rule needs no `Pair`s (pi)."""
     _pairs: list[Pair] | None = None
     health: dict[str, object] | None = None
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    apart: list[Pair] = dataclasses.field(default_factory=list)
+    """Candidate pairs kept out of merges because they clash (engine/clashes.py)."""
 
     @property
     def pairs(self) -> list[Pair]:
@@ -209,7 +214,7 @@ def _make_plan(
         profile,
         now,
         memories,
-        decay_for(profile),
+        decay_for_store(profile, memories),
         session or f"memtui-plan-{to_base36(to_epoch_ms(now))}",
         merged_text,
         last_run,
@@ -220,10 +225,14 @@ def _make_plan(
         step.run(run)
     report("done", 1.0)
     params = profile.to_dict()
+    if run.decay is not None and run.decay != decay_for(profile):  # the store's own (decay.py)
+        params["decay_model"] = run.decay.name
+        params["decay_slower"] = dict(run.decay.slower)
     params["similarity"] = _similarity_used(profile, b.embeddings)
     plan = Plan(store, store_format, fingerprint, profile.name, now, params, b.actions)
     if run.health is not None:
         plan.health = run.health
+    plan.warnings = run.warnings
     return plan
 
 
@@ -250,14 +259,29 @@ def _decay(run: PlanRun) -> None:
         if (change <= 0 or change < profile.decay_min_change) and not moves_anchor:
             continue
         after = memory.with_(importance=new, last_decayed_at=now)
+        rule = f"decay:{decay.name} ×{decay.rate:g}/day"
+        reason = decay_reason(days, memory.importance, new, decay.rate, profile.archive_line)
+        if decay.slower:  # memtui's own, in a store where no use was ever recorded
+            rule, reason = _unused_decay(decay, memory, days, new)
         b.add(
             "decay",
             [memory.id],
             [after],
-            f"decay:{decay.name} ×{decay.rate:g}/day",
+            rule,
             {"days": days, "from": memory.importance, "to": new},
-            decay_reason(days, memory.importance, new, decay.rate, profile.archive_line),
+            reason,
         )
+
+
+def _unused_decay(decay: DecayModel, memory: Memory, days: float, new: float) -> tuple[str, str]:
+    """The rule and reason of a decay by half-life in a store where no use was recorded."""
+    slower = ", ".join(f"{c} ×{f:g}" for c, f in decay.slower)
+    return (
+        f"decay:halflife 30 + 335 × importance days ({slower}), no use recorded",
+        f"No use was ever recorded in this store: {days:.0f} days since it was made, "
+        f"importance {memory.importance:.2f} → {new:.2f} (half-life "
+        f"{decay.half_life(memory):.0f} days).",
+    )
 
 
 def _eligible(b: _Builder, profile: Profile) -> list[Memory]:
@@ -286,6 +310,23 @@ def _thesearch_floor(profile: Profile) -> float:
 
 def _candidates(run: PlanRun) -> None:
     run.pairs = _search(run, candidate_pairs)
+
+
+def _candidates_apart(run: PlanRun) -> None:
+    """The candidate pairs, less those at the merge line that clash ("likes tea" / "doesn't
+    like tea" score as one memory): no merge joins them, the conflict step sees them."""
+    _candidates(run)
+    line = run.profile.merge_threshold
+    if line is None:
+        return
+    current = run.b.current
+    kept = []
+    for p in run.pairs:
+        if p.score >= line and clash(current[p.a].content, current[p.b].content):
+            run.apart.append(p)
+        else:
+            kept.append(p)
+    run.pairs = kept
 
 
 def _candidate_arrays(run: PlanRun) -> None:
@@ -430,8 +471,12 @@ def redo_pi_dedupe(plan: Plan, memories: Sequence[Memory]) -> Plan:
         plan.params,
         others,
         dict(plan.health),
+        warnings=list(plan.warnings),
     )
+    # what the wholesale guard holds is replayed as approved: a person may approve it still
+    plan.decisions = {a.id: True for a in others if held(a)}
     approved = set(plan.default_approved())
+    plan.decisions = {}
     merges = [a.id for a in others if a.kind == "merge" and a.id in approved]
     if not merges:
         return plan
@@ -719,38 +764,85 @@ def _conflicts(run: PlanRun) -> None:
         return
     per_entry: dict[str, int] = {}
     chosen = []
-    stated = _numbers_stated(b) if profile.merge_rule == "memtui" else {}
+    # memtui's own: only two values of one attribute conflict (engine/clashes.py)
+    by_value = profile.merge_rule == "memtui"
+    if by_value:
+        scored = sorted([*pairs, *run.apart], key=lambda p: -p.score)
+        pairs = _clash_pairs(b, [p for p in scored if p.score >= profile.conflict_low])
+    proposed: set[frozenset[str]] = set()
     for p in pairs:  # highest scores first
-        in_band = profile.conflict_low <= p.score < profile.conflict_high
-        # memtui never merges entries whose numbers disagree: above the band they conflict
-        if not in_band and not (p.score >= profile.conflict_low and _disagree(stated, p.a, p.b)):
+        if not by_value and not profile.conflict_low <= p.score < profile.conflict_high:
             continue
+        if by_value:
+            p = Pair(_successor(b, p.a), _successor(b, p.b), p.score)
+            if p.a == p.b or frozenset((p.a, p.b)) in proposed:
+                continue
         if not (_live(b, p.a) and _live(b, p.b)):
             continue
         a, c = b.current[p.a], b.current[p.b]
         if a.category != c.category or a.category not in profile.conflict_categories:
             continue
+        how = clash(a.content, c.content) if by_value else None
+        if by_value and how is None:
+            continue
         older, newer = sorted((a, c), key=lambda m: (m.created_at or now, b.position[m.id]))
         if per_entry.get(newer.id, 0) >= profile.conflicts_per_entry:
             continue
         per_entry[newer.id] = per_entry.get(newer.id, 0) + 1
-        chosen.append((older, newer, p.score))
-    for older, newer, score in chosen:
+        proposed.add(frozenset((older.id, newer.id)))
+        chosen.append((older, newer, p.score, how))
+    for older, newer, score, how in chosen:
         if older.id in b.locked or newer.id in b.locked:
             continue
         [retired] = retire([older], newer.id, now, Status.SUPERSEDED)
         successor = newer.with_(supersedes=(*newer.supersedes, older.id), updated_at=now)
+        if how is None:
+            rule = f"{profile.method} in [{profile.conflict_low:g}, {profile.conflict_high:g})"
+            why = "may contradict each other"
+        else:
+            rule = f"memtui ≥ {profile.conflict_low:g}, {how} differ"
+            why = CLASH_WORDS[how]
         b.add(
             "conflict",
             [older.id, newer.id],
             [retired, successor],
-            f"{profile.method} in [{profile.conflict_low:g}, {profile.conflict_high:g}), "
-            f"same category ({older.category})",
+            f"{rule}, same category ({older.category})",
             {"score": score},
-            f"Two {older.category} entries may contradict each other ({profile.method} "
-            f"{score:.2f}); if so the newer supersedes the older. Needs a decision.",
+            f"Two {older.category} entries {why} ({profile.method} {score:.2f}); if so the "
+            "newer supersedes the older. Needs a decision.",
             needs_decision=True,
         )
+
+
+def _clash_pairs(b: _Builder, scored: list[Pair]) -> list[Pair]:
+    """The candidate pairs at or above the conflict line, then the pairs that share what a
+    clash needs although they score lower (`clash_candidates`), scored as the search does."""
+    seen = {frozenset((p.a, p.b)) for p in scored}
+    position = {m.id: n for n, m in enumerate(b.eligible)}
+    vectors = b.vectors
+    more = []
+    for x, y in clash_candidates(b.eligible):
+        if frozenset((x, y)) in seen:
+            continue
+        score = 0.0
+        if vectors is not None:
+            score = vector_cosine(vectors[position[x]], vectors[position[y]])
+        more.append(Pair(x, y, score))
+    more.sort(key=lambda p: -p.score)
+    return [*scored, *more]
+
+
+def _successor(b: _Builder, ident: str) -> str:
+    """The entry an earlier action merged or absorbed `ident` into (itself if none)."""
+    seen = {ident}
+    memory = b.current[ident]
+    while memory.status is Status.MERGED and memory.superseded_by in b.current:
+        ident = memory.superseded_by
+        if ident in seen:
+            break
+        seen.add(ident)
+        memory = b.current[ident]
+    return ident
 
 
 def _protected(memories: Sequence[Memory], top: int) -> set[str]:
@@ -929,6 +1021,11 @@ def _promote(run: PlanRun) -> None:
         )
 
 
+def _hold_wholesale(run: PlanRun) -> None:
+    """No user's store is emptied without a decision (engine/wholesale.py)."""
+    run.warnings = hold_wholesale(run.b.actions, run.snapshot, run.profile.archive_line)
+
+
 def _health(run: PlanRun) -> None:
     """The skill's health figures, for the store as it is now."""
     memories, actions, now, decay = run.snapshot, run.b.actions, run.now, run.decay
@@ -975,7 +1072,10 @@ MERGE_RULE_STEPS: dict[MergeRule, RuleSteps] = {
     ),
     "longterm": _LONGTERM,
     "keep-base": _LONGTERM,
-    "memtui": RuleSteps(Step("merge", 0.8, _memtui_absorb_and_merge)),
+    "memtui": RuleSteps(
+        Step("merge", 0.8, _memtui_absorb_and_merge),
+        candidates=Step("candidates", 0.1, _candidates_apart),
+    ),
     "thesearch": RuleSteps(
         Step("merge", 0.8, _thesearch_merge),
         floor=_thesearch_floor,
@@ -984,6 +1084,7 @@ MERGE_RULE_STEPS: dict[MergeRule, RuleSteps] = {
     ),
 }
 _EXPIRE = Step("expiry", 0.95, _expire)
+GUARD = Step("guard", 0.995, _hold_wholesale)
 EXPIRE_STEPS: dict[ExpireKind, Step] = {
     "expire": _EXPIRE,
     "archive": _EXPIRE,
@@ -993,7 +1094,8 @@ EXPIRE_STEPS: dict[ExpireKind, Step] = {
 
 def steps_for(profile: Profile) -> tuple[Step, ...]:
     """The steps a profile's choices amount to, in the order they run: decay → candidates →
-    absorb and merge → conflicts → expire / archive / deprecate → the rule's last steps."""
+    absorb and merge → conflicts → expire / archive / deprecate → the rule's last steps →
+    the wholesale guard (every profile)."""
     rule = MERGE_RULE_STEPS[profile.merge_rule]
     steps = [DECAY] if profile.decay_model is not None and profile.apply_decay else []
     steps += [rule.candidates or CANDIDATES, rule.merge]
@@ -1001,4 +1103,4 @@ def steps_for(profile: Profile) -> tuple[Step, ...]:
         steps.append(CONFLICTS)
     if profile.expire_kind is not None:
         steps.append(EXPIRE_STEPS[profile.expire_kind])
-    return (*steps, *rule.finish)
+    return (*steps, *rule.finish, GUARD)

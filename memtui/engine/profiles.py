@@ -120,6 +120,12 @@ class Profile:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def decays_unused_by_half_life(self) -> bool:
+        """memtui's own method: a store where no use was ever recorded decays with the
+        half-life from creation (engine/decay.py `decay_for_store`), not by this rate."""
+        return self.merge_rule == "memtui"
+
+    @property
     def steps(self) -> tuple[Step, ...]:
         """What planning with this profile does, in order (engine/planner.py `steps_for`):
         the choices above (`decay_model`, `merge_rule`, `expire_kind`, …) pick the steps."""

@@ -47,7 +47,22 @@ class EntryEditsMixin(ServiceBase):
             self._check_status_fits(store, edit.status)
         if not any(getattr(before, k) != v for k, v in changes.items()):
             return None
-        return before.with_(**changes, updated_at=self.now())
+        after = before.with_(**changes, updated_at=self.now())
+        self._check_held(store, after, changes)
+        return after
+
+    def _check_held(self, store: Store, after: Memory, changes: dict[str, Any]) -> None:
+        """Refuse a field the store's file cannot keep (Hermes' entries are text only), rather
+        than record an edit that changes nothing."""
+        held = store.visible(after)
+        if held is None:
+            return  # a status the file does not hold: the entry leaves it
+        for key in ("importance", "tags", "category"):
+            if key in changes and getattr(held, key) != changes[key]:
+                raise MemtuiError(
+                    f"{store.path}: a {store.format_name} store cannot keep an entry's {key}; "
+                    "nothing was written"
+                )
 
     def edit(
         self, store: Store, memory_id: str, edit: EntryEdit, reason: str | None = None

@@ -7,14 +7,16 @@ import os
 from pathlib import Path
 
 from memtui import locations
+from memtui.config import pg_limits
 from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
 from memtui.demo import make_demo_memories
+from memtui.demo.hermes import demo_files as hermes_demo_files
 from memtui.errors import MemtuiError, StoreFormatError
 from memtui.service.base import ServiceBase, Store, file_store
 from memtui.stores import create_native_store, export_store
 from memtui.stores.backups import BackupShelf
 from memtui.stores.doctor import repair
-from memtui.stores.files import read_bytes
+from memtui.stores.files import atomic_write, read_bytes
 from memtui.stores.postgres import is_postgres_location, open_postgres_store
 from memtui.stores.sidecar import check_writable
 from memtui.stores.store import Store as FileStore
@@ -28,7 +30,9 @@ class StoresMixin(ServiceBase):
 
     def open(self, location: str | Path, *, warn: bool = True) -> Store:
         if is_postgres_location(location):
-            return open_postgres_store(str(location), self.settings.keep_backups)
+            return open_postgres_store(
+                str(location), self.settings.keep_backups, pg_limits(self.settings)
+            )
         store = FileStore.open(location, self.settings.keep_backups)
         if warn:
             self._opened.append(store)
@@ -63,7 +67,7 @@ class StoresMixin(ServiceBase):
 
     def change_place(self, store: Store) -> str:
         """Where another program's change to `store` happened, as messages say it."""
-        return "on disk" if isinstance(store, FileStore) else "in the database"
+        return store.place
 
     def repair(self, store: Store) -> list[str]:
         """Move damaged ledgers and journal entries aside (backed up first); what was done."""
@@ -90,6 +94,11 @@ class StoresMixin(ServiceBase):
         hint = "Your memtui store is empty. Run `memtui demo` to explore a realistic one."
         return str(native), hint
 
+    def changed_outside(self, store: Store) -> str:
+        """How a front end says another writer changed the store since memtui read it:
+        "changed on disk" (a file), "changed in the database" (a table)."""
+        return f"changed {store.place}"
+
     def shown_location(self, location: str) -> str:
         """A store location as messages may show it: a database URL without its password."""
         if is_postgres_location(location):
@@ -110,6 +119,29 @@ class StoresMixin(ServiceBase):
         store = self._demo_store(path)
         self._opened.append(store)
         return store
+
+    def hermes_demo(self, folder: Path | None = None, *, fresh: bool) -> Store:
+        """The Hermes demo's MEMORY.md (USER.md beside it) in `folder` (default: memtui's data
+        folder), written when missing or asked; never over files memtui did not write there."""
+        default = locations.hermes_demo()
+        folder = folder or default
+        files = hermes_demo_files()
+        present = [name for name in files if (folder / name).exists()]
+        if present and folder.resolve() != default.resolve():
+            raise MemtuiError(
+                f"{folder / present[0]}: exists; the Hermes demo is written into a folder "
+                "without MEMORY.md and USER.md (choose another --out)"
+            )
+        if fresh or len(present) < len(files):
+            folder.mkdir(parents=True, exist_ok=True)
+            now = self.now()
+            for name, data in files.items():
+                path = folder / name
+                if path.exists():  # the demo as you left it stays in its backups
+                    old = FileStore.open(path, self.settings.keep_backups)
+                    old.keep_backup(read_bytes(path), now)
+                atomic_write(path, data, mode=0o600)
+        return self.open(folder / "MEMORY.md")
 
     def _demo_store(self, path: Path) -> FileStore:
         """The demo store at `path`; refused when that file is another store."""

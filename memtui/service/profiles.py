@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from memtui.config import resolve_profile
 from memtui.engine.candidates import Pair
-from memtui.engine.decay import DecayModel, decay_for, model
+from memtui.engine.decay import DecayModel, decay_for, decay_for_store, model
 from memtui.engine.grouping import Group, active_pairs, group_entries
 from memtui.engine.profiles import Profile, profile_for_format
 from memtui.engine.similarity import text_similarity
@@ -54,8 +54,15 @@ class ProfilesMixin(ServiceBase):
     def similarity(self, a: str, b: str, method: str) -> float:
         return text_similarity(a, b, method)
 
-    def decay_model(self, profile: Profile, name: str | None = None) -> DecayModel:
-        """The profile's decay model, or the one named (at its own default rate)."""
+    def decay_model(
+        self, profile: Profile, name: str | None = None, store: Store | None = None
+    ) -> DecayModel:
+        """The profile's decay model (for `store`, as its plans decay it: engine/decay.py
+        `decay_for_store`), or the one named (at its own default rate)."""
+        if name is None and store is not None:
+            found = decay_for_store(profile, store.memories())
+            if found is not None:
+                return found
         return decay_for(profile, name) or model("longterm", profile.decay_rate)
 
 

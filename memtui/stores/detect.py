@@ -19,12 +19,17 @@ def parse_store(data: bytes, path: Path) -> tuple[StoreFormat, Document]:
     # would walk them again and again (it doubles the load time of a 100k-entry store).
     with gc_paused():
         parsed = _parse_store(data, path)
-        parsed[1].header["layout_bytes"] = _layout(data)
+        # a format that writes its own layout sets it (None) itself
+        parsed[1].header.setdefault("layout_bytes", _layout(data))
     return parsed
 
 
 def _parse_store(data: bytes, path: Path) -> tuple[StoreFormat, Document]:
     if not data.strip():
+        for fmt in FORMATS.values():  # Hermes leaves a 0-byte file when it is emptied
+            doc = fmt.recognise_text(data, path)
+            if doc is not None:
+                return fmt, doc
         raise StoreFormatError(f"{path}: the file is empty, not a memory store")
     try:
         value = orjson.loads(data)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from memtui.errors import MemtuiError
 from memtui.jsonout import dumps
 from memtui.stores.detect import with_layout
-from memtui.stores.files import atomic_write, read_bytes, sha256, store_lock
+from memtui.stores.files import atomic_write, read_bytes, sha256
 from memtui.stores.ledger import LedgerEntryError, Transaction
 from memtui.stores.store import Store
 
@@ -17,7 +17,7 @@ def repair(store: Store, now: datetime) -> list[str]:
     """Repair what can be repaired; one line per repair made."""
     stamp = f"{now.astimezone(UTC):%Y%m%dT%H%M%S}Z"
     done: list[str] = []
-    with store_lock(store.path):
+    with store.format.write_lock(store.file):
         if store.format.ledger_in_file:
             done += _move_damaged_journal_entries(store, stamp, now)
         else:

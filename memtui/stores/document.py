@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from memtui.model import Memory
+from memtui.stores.files import store_lock
 
 
 @dataclass(slots=True)
@@ -88,6 +90,11 @@ class StoreFormat(Protocol):
         rollback) that reverts memtui's own change `revert` = (before, after)."""
         ...
 
+    def write_lock(self, file: Path) -> AbstractContextManager[None]:
+        """The locks memtui holds while it reads and replaces `file` to write it: its own
+        protocol, and the agent's lock where the agent takes one."""
+        ...
+
 
 HeaderImages = tuple[dict[str, Any], dict[str, Any]]
 
@@ -108,3 +115,7 @@ class FormatDefaults:
         self, doc: Document, now: datetime, *, added: int, revert: HeaderImages | None
     ) -> None:
         return None
+
+    def write_lock(self, file: Path) -> AbstractContextManager[None]:
+        """pi's lock protocol on `<file>.lock` (the agent takes no lock of its own)."""
+        return store_lock(file)

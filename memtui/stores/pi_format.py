@@ -15,7 +15,7 @@ from typing import Any, TypeGuard
 
 from memtui.errors import StoreFormatError
 from memtui.model import Memory, Source, Status
-from memtui.stores.document import Document, HeaderImages
+from memtui.stores.document import Document, FormatDefaults, HeaderImages
 from memtui.stores.fields import MAX_CONTENT_CHARS, json_type_name
 from memtui.stores.pi_json import PiJsonError, read_checked
 from memtui.stores.pi_json import dumps as pi_dumps
@@ -45,7 +45,7 @@ _KNOWN = frozenset(
 )
 
 
-class PiFormat:
+class PiFormat(FormatDefaults):
     name = "pi"
     ledger_in_file = False
     file_mode = 0o600
@@ -76,7 +76,8 @@ class PiFormat:
         normalised: dict[str, str] = {}
         unreadable: list[tuple[int, Any, str]] = []
         for index, record in enumerate(entries):
-            entry = pi_entry(record, None)
+            as_loaded = _as_pi_loads_it(record)
+            entry = record if as_loaded else pi_entry(record, None)
             if entry is None:
                 unreadable.append((index, record, _why_dropped(record)))
                 continue
@@ -97,7 +98,7 @@ class PiFormat:
                 unreadable.append((index, record, "holds a time memtui cannot hold"))
                 continue
             raws[ident] = record
-            changed = _normalised_fields(record, entry)
+            changed = [] if as_loaded else _normalised_fields(record, entry)
             if changed:
                 normalised[ident] = "read as pi reads it: " + ", ".join(changed)
         header: dict[str, Any] = {"top": value}
@@ -252,6 +253,58 @@ def pi_entry(record: Any, now_ms: int | float | None) -> dict[str, Any] | None:
     }
 
 
+def _time(value: Any) -> bool:
+    """A finite number (`x - x` is not 0 for infinities and NaN)."""
+    kind = type(value)
+    return kind is int or (kind is float and value - value == 0)
+
+
+def _only_strings(value: Any) -> bool:
+    return type(value) is list and (not value or all(type(v) is str for v in value))
+
+
+def _as_pi_loads_it(record: Any) -> bool:
+    """Whether pi's loader leaves `record` as the file has it (`pi_entry` would return the
+    same keys, in the same order, with equal values), so the entry needs no normalising: true
+    of every entry pi itself wrote. A cheap test; anything else takes `pi_entry`."""
+    if type(record) is not dict:
+        return False
+    get = record.get
+    ident, kind, source = get("id"), get("type"), get("source")
+    potency: Any = get("potency")
+    accesses: Any = get("accessCount")
+    evidence: Any = get("evidenceCount")
+    if not (
+        type(get("content")) is str
+        and type(ident) is str
+        and ident
+        and type(kind) is str
+        and kind in PI_TYPES
+        and type(potency) in (int, float)
+        and 0 <= potency <= 1  # false for NaN
+        and _time(get("createdAt"))
+        and _time(get("lastInjectedAt"))
+        and _time(get("lastDecayedAt"))
+        and type(accesses) is int
+        and accesses >= 0
+        and type(source) is str
+        and source in _PI_SOURCES
+        and _only_strings(get("paths"))
+        and _only_strings(get("tags"))
+        and (get("tenured") is True or "tenured" not in record)
+        and (
+            (evidence is None and "evidenceCount" not in record)
+            or (type(evidence) is int and evidence >= 1)
+        )
+    ):
+        return False
+    # pi's loader writes float zeros as 0; NaN is never equal to itself
+    return not any(
+        type(record[k]) is float and (record[k] == 0 or record[k] != record[k])
+        for k in record.keys() - _KNOWN
+    )
+
+
 def _strings(value: Any) -> list[str]:
     """pi keeps the strings of a list and nothing of anything else."""
     return [v for v in value if type(v) is str] if type(value) is list else []
@@ -296,8 +349,15 @@ def _in_pi_order(
 
 def _memory(entry: dict[str, Any]) -> Memory:
     """A Memory from an entry as pi's loader leaves it (see `pi_entry`)."""
-    user = entry.get("userId")
-    times = [from_epoch_ms(entry[k]) if k in entry else None for k in _TIMES]
+    get = entry.get
+    user, created, injected, decayed = (
+        get("userId"), get("createdAt"), get("lastInjectedAt"), get("lastDecayedAt")
+    )  # fmt: skip
+    # pi often sets all three times to the creation time: convert each value once
+    created_at = None if created is None else from_epoch_ms(created)
+    injected_at = created_at if injected == created else _when(injected)
+    decayed_at = injected_at if decayed == injected else _when(decayed)
+    extra = entry.keys() - _KNOWN
     return Memory(
         id=entry["id"],
         content=entry["content"],
@@ -306,15 +366,19 @@ def _memory(entry: dict[str, Any]) -> Memory:
         source=_SOURCES[entry["source"]],
         tags=tuple(entry["tags"]),
         paths=tuple(entry["paths"]),
-        created_at=times[0],
-        last_accessed_at=times[1],
-        last_decayed_at=times[2],
+        created_at=created_at,
+        last_accessed_at=injected_at,
+        last_decayed_at=decayed_at,
         access_count=int(entry["accessCount"]),
         evidence_count=int(entry["evidenceCount"]) if "evidenceCount" in entry else None,
         tenured=entry.get("tenured") is True,
         user_id=user if type(user) is str else None,
-        extra={k: entry[k] for k in entry.keys() - _KNOWN},
+        extra={k: entry[k] for k in extra} if extra else {},
     )
+
+
+def _when(ms: int | float | None) -> datetime | None:
+    return None if ms is None else from_epoch_ms(ms)
 
 
 def _normalised_fields(record: dict[str, Any], entry: dict[str, Any]) -> list[str]:

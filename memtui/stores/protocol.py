@@ -42,6 +42,11 @@ class MemoryStore(Protocol):
         ...
 
     @property
+    def place(self) -> str:
+        """Where the store's content lives, as messages say it: "on disk", "in the database"."""
+        ...
+
+    @property
     def sidecar(self) -> Path | None:
         """The folder where memtui keeps its own files about the store (None: nowhere)."""
         ...

@@ -29,7 +29,6 @@ from memtui.stores.files import (
     real_path,
     remove_stale_temp_files,
     sha256,
-    store_lock,
 )
 from memtui.stores.ledger import (
     ChangeImage,
@@ -73,6 +72,8 @@ class Change:
 
 
 class Store(LedgerViews):
+    place = "on disk"
+
     def __init__(
         self, path: Path, fmt: StoreFormat, doc: Document, data: bytes, keep_backups: int
     ) -> None:
@@ -285,7 +286,7 @@ class Store(LedgerViews):
         blocking = sidecar_problems(self.sidecar, self._ledger)
         if blocking:
             raise StoreFormatError(f"{blocking[0]}; nothing was written (see `memtui doctor`)")
-        with store_lock(self.file):
+        with self.format.write_lock(self.file):
             remove_stale_temp_files(self.file.parent, self.file.name)
             for _ in range(_WRITE_ATTEMPTS):
                 tx = self._commit_locked(

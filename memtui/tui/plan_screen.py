@@ -422,7 +422,13 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     def update_summary(self) -> None:
         if self.plan is None:
             return
-        text = Text(plan_summary(self.plan).split("\n")[0].replace(f" for {self.plan.store}", ""))
+        warnings = self.plan.warnings  # said first (plan_summary starts with them), in one line
+        text = Text()
+        if warnings:
+            more = f" (and {len(warnings) - 1} more users)" if len(warnings) > 1 else ""
+            text.append(f"{warnings[0]}{more}\n", style="bold yellow")
+        head = plan_summary(self.plan).split("\n")[len(warnings)]
+        text.append(head.replace(f" for {self.plan.store}", ""))
         text.append(
             f"\napproved {len(self.approved)} of {len(self.plan.actions)} · space flips one · "
             "A/R decide a whole kind",

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from memtui.errors import MemtuiError
 from memtui.stores.backups import DEFAULT_KEEP
+from memtui.stores.postgres.limits import DEFAULT_LIMITS, PgLimits
 from memtui.stores.postgres.location import is_postgres_location
 
 if TYPE_CHECKING:
@@ -14,14 +15,16 @@ if TYPE_CHECKING:
 INSTALL_HINT = 'PostgreSQL stores need psycopg: pip install "memtui[postgres]"'
 
 
-def open_postgres_store(location: str, keep_backups: int = DEFAULT_KEEP) -> PgStore:
+def open_postgres_store(
+    location: str, keep_backups: int = DEFAULT_KEEP, limits: PgLimits = DEFAULT_LIMITS
+) -> PgStore:
     try:
         import psycopg  # noqa: F401
     except ImportError:
         raise MemtuiError(INSTALL_HINT) from None
     from memtui.stores.postgres.pg_store import PgStore
 
-    return PgStore.open(location, keep_backups)
+    return PgStore.open(location, keep_backups, limits)
 
 
 __all__ = ["INSTALL_HINT", "is_postgres_location", "open_postgres_store"]

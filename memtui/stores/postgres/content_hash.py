@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+import orjson
+
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f<>&\u2028\u2029\ud800-\udfff]')
 
@@ -72,16 +74,31 @@ def _numbers(values: Iterable[float]) -> str:
     return "[" + ",".join(go_float(float(v)) for v in values) + "]"
 
 
+def _embedding(value: Any) -> list[float] | None:
+    """The numbers Go's `[]float32` would hold (a text column's JSON array read; a value that
+    is not numbers left out)."""
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return None
+    if not isinstance(value, list | tuple) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in value
+    ):
+        return None
+    return list(value)
+
+
 def canonical_json(record: Mapping[str, Any]) -> str:
     """The object Go hashes, in its key order, `omitempty` keys left out when empty."""
     get = record.get
     parts = [
         f'"memory_id":{int(record["memory_id"])}',
         f'"user_id":{go_string(get("user_id") or "legacy")}',
-        f'"content":{go_string(record["content"])}',
+        f'"content":{go_string(record["content"] or "")}',
         f'"importance":{go_float(float(get("importance") or 0))}',
     ]
-    embedding = get("embedding")
+    embedding = _embedding(get("embedding"))
     if embedding:
         parts.append(f'"embedding":{_numbers(embedding)}')
     for key in ("embedding_model", "embedding_revision", "category"):

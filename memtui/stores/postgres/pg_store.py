@@ -14,8 +14,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,12 +32,23 @@ from memtui.model import Memory, Status
 from memtui.stores.backups import DEFAULT_KEEP, Backup
 from memtui.stores.ledger import ChangeImage, LedgerViews, Transaction, undo_target
 from memtui.stores.postgres import copies, reading, rows, schema
+from memtui.stores.postgres.limits import DEFAULT_LIMITS, PgLimits, seconds
 from memtui.stores.postgres.location import PgLocation, PgPath
 from memtui.stores.postgres.rows import COLUMNS, Row, Side
+from memtui.stores.postgres.shape import Shape
 from memtui.stores.progress import CommitProgress, Stage
 from memtui.stores.store import Change
+from memtui.textsafe import one_line
 
 log = logging.getLogger(__name__)
+
+
+def _not_the_copy_left_behind(record: logging.LogRecord) -> bool:
+    """psycopg's note that a failed COPY could not be ended: the failure itself is said."""
+    return not str(record.msg).startswith("error ignored terminating")
+
+
+logging.getLogger("psycopg").addFilter(_not_the_copy_left_behind)
 _FETCH = 5000
 _OUTBOX = "memory_outbox"
 # the server's counts of rows written to these tables (cumulative statistics, a few seconds late)
@@ -61,15 +73,23 @@ Stamp = tuple[int, int, int, int]
 
 class PgStore(LedgerViews):
     format_name = "postgres"
+    place = "in the database"
     sidecar: Path | None = None  # memtui keeps no files beside a database
 
-    def __init__(self, location: PgLocation, keep_backups: int = DEFAULT_KEEP) -> None:
+    def __init__(
+        self,
+        location: PgLocation,
+        keep_backups: int = DEFAULT_KEEP,
+        limits: PgLimits = DEFAULT_LIMITS,
+    ) -> None:
         self.location = location
+        self.limits = limits
         self.path: PgPath = location.display
         self.table = location.table
         self.keep_backups = max(1, keep_backups)
         self.notices: list[str] = []
         self._conn: psycopg.Connection[Any] | None = None
+        self._shape = Shape.of_go()
         self._memories: dict[str, Memory] = {}
         self._stamp: Stamp = (0, 0, 0, 0)
         self._tx_cache: list[Transaction] | None = None
@@ -79,22 +99,35 @@ class PgStore(LedgerViews):
         self.reload()
 
     @classmethod
-    def open(cls, location: str, keep_backups: int = DEFAULT_KEEP) -> PgStore:
-        return cls(PgLocation.parse(location), keep_backups)
+    def open(
+        cls, location: str, keep_backups: int = DEFAULT_KEEP, limits: PgLimits = DEFAULT_LIMITS
+    ) -> PgStore:
+        return cls(PgLocation.parse(location), keep_backups, limits)
 
     # -- the connection -------------------------------------------------------------------
 
     def _connection(self) -> psycopg.Connection[Any]:
         if self._conn is None or self._conn.closed or self._conn.broken:
+            self._conn = None
+            wait = self.limits.connect_timeout
+            limit: dict[str, Any] = {}
+            if wait > 0 and "connect_timeout" not in self.location.conninfo:
+                limit["connect_timeout"] = max(2, math.ceil(wait))  # libpq's least
             try:
                 conn = psycopg.connect(
-                    self.location.conninfo, autocommit=True, application_name="memtui"
+                    self.location.conninfo, autocommit=True, application_name="memtui", **limit
                 )
+            except psycopg.errors.ConnectionTimeout:
+                raise MemtuiError(
+                    f"{self.path}: cannot connect: the server did not answer within "
+                    f"{seconds(wait)} ([postgres] connect_timeout)"
+                ) from None
             except psycopg.Error as e:
                 raise MemtuiError(f"{self.path}: cannot connect: {self._why(e)}") from None
             set_json_loads(orjson.loads, conn)
             set_json_dumps(orjson.dumps, conn)
             conn.execute("SET TIME ZONE 'UTC'")
+            conn.execute(self.limits.session())
             self._conn = conn
         return self._conn
 
@@ -104,8 +137,28 @@ class PgStore(LedgerViews):
             self._conn = None
 
     def _why(self, error: BaseException) -> str:
-        text = " ".join(str(error).split()) or type(error).__name__
+        """The driver's message in one line, without the password, with any memory text it
+        quotes (a COPY's CONTEXT) escaped."""
+        if isinstance(error, psycopg.errors.LockNotAvailable):
+            return (
+                f"waited {seconds(self.limits.lock_timeout)} for a lock another session holds "
+                "([postgres] lock_timeout)"
+            )
+        if isinstance(error, psycopg.errors.QueryCanceled) and "statement timeout" in str(error):
+            return (
+                f"a statement ran longer than {seconds(self.limits.statement_timeout)} "
+                "([postgres] statement_timeout)"
+            )
+        text = one_line(" ".join(str(error).split())) or type(error).__name__
         return self.location.scrub(text)
+
+    @contextlib.contextmanager
+    def _asking(self, what: str) -> Iterator[None]:
+        """A server error while memtui reads `what` as one line."""
+        try:
+            yield
+        except psycopg.Error as e:
+            raise MemtuiError(f"{self.path}: cannot read {what}: {self._why(e)}") from None
 
     def _ident(self) -> sql.Identifier:
         return sql.Identifier(*self.table.split("."))
@@ -132,13 +185,14 @@ class PgStore(LedgerViews):
                         f"{self.path}: the database has no table {self.table} "
                         "(name another with #table=NAME)"
                     )
+                self._shape = Shape.read(cur, self.table, self.path)
                 stamp = self._read_stamp(cur)
                 sides = self._read_sides(cur, None)
                 memories: dict[str, Memory] = {}
                 where, params = self._user_filter()
                 # by the row's id: a bare `id` would name the select list's text id
                 query = sql.SQL("SELECT {} FROM {} AS t{} ORDER BY t.id").format(
-                    sql.SQL(", ".join(reading.SELECT)), self._ident(), where
+                    self._shape.fast_select(), self._ident(), where
                 )
                 memory_of = reading.reader(sides)
                 with (
@@ -212,7 +266,7 @@ class PgStore(LedgerViews):
         fraction of a second of the server's time), so it runs only when the server's
         write counters for the table and the ledger moved since the last one, and every
         `_FULL_POLL`-th time regardless (the counters reach the server up to a few seconds
-        late, and may be off)."""
+        late, and may be off). A server out of reach keeps the last answer: it is no change."""
         try:
             conn = self._connection()
             with conn.transaction():
@@ -225,7 +279,7 @@ class PgStore(LedgerViews):
                 self._counters = counters
                 return self._changed
         except (psycopg.Error, MemtuiError):
-            return True
+            return self._changed  # a server out of reach changed nothing
 
     # -- the ledger -----------------------------------------------------------------------
 
@@ -255,7 +309,7 @@ class PgStore(LedgerViews):
     def backups(self) -> list[Backup]:
         """Newest first; backup `…-txN` holds the rows transaction N touched, as they were."""
         conn = self._connection()
-        with conn.transaction():
+        with self._asking("the backups"), conn.transaction():
             cur = conn.cursor()
             if not self._exists(cur, schema.BACKUP):
                 return []
@@ -286,7 +340,7 @@ class PgStore(LedgerViews):
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 sides = self._read_sides(conn.cursor(), None)
                 query = sql.SQL("SELECT {} FROM {} ORDER BY id").format(
-                    sql.SQL(", ").join(map(sql.Identifier, COLUMNS)), self._ident()
+                    self._shape.select(), self._ident()
                 )
                 with conn.cursor(name="memtui_dump") as stream:
                     stream.execute(query)
@@ -377,9 +431,10 @@ class PgStore(LedgerViews):
             raise ValueError("a transaction touches each memory once")
         conn = self._connection()
         self._pending = {}
+        body: str | None = None  # the ledger row, once all but COMMIT is done
         try:
             with conn.transaction():
-                tx, written, renumber = self._commit_in(
+                tx, written, renumber, created = self._commit_in(
                     conn.cursor(), changes, actor, kind, reason, now, progress
                 )
                 tx.undoes = undoes
@@ -389,12 +444,57 @@ class PgStore(LedgerViews):
                     for k, v in (details or {}).items()
                 }
                 recording = Stage(progress, "ledger", len(tx.changes))
-                self._write_ledger(conn.cursor(), tx, now)
+                body = self._write_ledger(conn.cursor(), tx, now)
             recording.end()
         except psycopg.Error as e:
-            raise MemtuiError(f"{self.path}: the change was not made: {self._why(e)}") from None
+            if body is None or not (conn.broken or conn.closed):
+                raise MemtuiError(f"{self.path}: the change was not made: {self._why(e)}") from None
+            self._settle(tx.id, body, e)  # returns only when the server did commit
+            recording.end()
+        if created:
+            self.notices.append(schema.NOTICE)
+            log.warning("%s", schema.NOTICE)
         self._after_commit(tx, written)
         return tx
+
+    def _settle(self, tx_id: int, body: str, error: psycopg.Error) -> None:
+        """The connection was lost at COMMIT: whether the server committed, from memtui's
+        ledger (written in the same transaction), on a new connection. Returns when it did;
+        raises, saying what is certain, when it did not or when memtui cannot tell."""
+        lost = self._why(error)
+        self.close()
+        try:
+            conn = self._connection()
+            with conn.transaction():
+                cur = conn.cursor()
+                # held by the lost session's transaction until it has committed or rolled back
+                cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"memtui:{self.table}"])
+                found = (
+                    self._exists(cur, schema.LEDGER)
+                    and cur.execute(
+                        f"SELECT body FROM {schema.LEDGER} WHERE store_table = %s AND tx_id = %s",
+                        [self.table, tx_id],
+                    ).fetchone()
+                )
+        except (psycopg.Error, MemtuiError) as e:
+            why = self._why(e) if isinstance(e, psycopg.Error) else str(e)
+            raise MemtuiError(
+                f"{self.path}: the connection was lost at COMMIT ({lost}) and memtui cannot "
+                f"tell whether transaction {tx_id} was made ({why}); `memtui history "
+                f"{self.path}` lists it if it was"
+            ) from None
+        if found and found[0] == body:
+            log.warning(
+                "%s: the connection was lost at COMMIT; memtui reconnected and found "
+                "transaction %d in its ledger: the change was made",
+                self.path,
+                tx_id,
+            )
+            return
+        raise MemtuiError(
+            f"{self.path}: the change was not made: the connection was lost at COMMIT "
+            f"({lost}); memtui reconnected and transaction {tx_id} is not in its ledger"
+        )
 
     def _commit_in(
         self,
@@ -405,13 +505,19 @@ class PgStore(LedgerViews):
         reason: str,
         now: datetime,
         progress: CommitProgress | None,
-    ) -> tuple[Transaction, list[tuple[Row | None, Row]], dict[str, str]]:
+    ) -> tuple[Transaction, list[tuple[Row | None, Row]], dict[str, str], bool]:
         # one memtui writer per table at a time: transaction ids and tables stay in order
-        cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"memtui:{self.table}"])
-        if not self._exists(cur, schema.LEDGER):
+        try:
+            cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"memtui:{self.table}"])
+        except psycopg.errors.LockNotAvailable:
+            raise MemtuiError(
+                f"{self.path}: another memtui is changing {self.table}; waited "
+                f"{seconds(self.limits.lock_timeout)} ([postgres] lock_timeout); nothing was "
+                "written"
+            ) from None
+        created = not self._exists(cur, schema.LEDGER)
+        if created:
             cur.execute(schema.CREATE)
-            self.notices.append(schema.NOTICE)
-            log.warning("%s", schema.NOTICE)
         existing = sorted({int(c.id) for c in changes if c.id.isdigit()})
         current = self._lock_rows(cur, existing)
         sides = self._read_sides(cur, existing)
@@ -447,8 +553,10 @@ class PgStore(LedgerViews):
                 row.update(id=base["id"], user_id=base["user_id"])
             else:
                 row = rows.encode(after, base, now)
+            row = self._shape.stored(row)
             if base is None or rows.differs(row, base):
-                row = rows.written(row, (base["version"] if base else 0) + 1, now)
+                version = (base["version"] or 0) + 1 if base is not None else 1
+                row = self._shape.stored(rows.written(row, version, now))
                 written.append((base, row))
             else:
                 row = base
@@ -483,15 +591,24 @@ class PgStore(LedgerViews):
         saving.end()
         tx = Transaction(tx_id, now, actor, kind, reason, images, backup=None)
         tx.backup = f"{now.astimezone(UTC):%Y%m%dT%H%M%S%f}Z-tx{tx_id}"
-        return tx, written, renumber
+        return tx, written, renumber, created
 
     def _lock_rows(self, cur: psycopg.Cursor[Any], ids: list[int]) -> dict[str, Row]:
         if not ids:
             return {}
         query = sql.SQL("SELECT {} FROM {} WHERE id = ANY(%s) ORDER BY id FOR UPDATE").format(
-            sql.SQL(", ").join(map(sql.Identifier, COLUMNS)), self._ident()
+            self._shape.select(), self._ident()
         )
-        return {str(r[0]): rows.image(r) for r in cur.execute(query, [ids])}
+        try:
+            return {str(r[0]): rows.image(r) for r in cur.execute(query, [ids])}
+        except psycopg.errors.LockNotAvailable:
+            shown = ", ".join(map(str, ids[:5])) + (" …" if len(ids) > 5 else "")
+            what = f"entry {shown} is" if len(ids) == 1 else f"an entry of {shown} is"
+            raise MemtuiError(
+                f"{self.path}: {what} locked by another session (the agent?); memtui waited "
+                f"{seconds(self.limits.lock_timeout)} ([postgres] lock_timeout); nothing was "
+                "written"
+            ) from None
 
     def _check_unchanged(
         self,
@@ -545,21 +662,19 @@ class PgStore(LedgerViews):
         cur.execute(
             sql.SQL(
                 "CREATE TEMPORARY TABLE IF NOT EXISTS memtui_stage "
-                "(LIKE {} INCLUDING DEFAULTS, old_version BIGINT) ON COMMIT DROP"
+                "(LIKE {} INCLUDING DEFAULTS, old_version BIGINT, existing BOOLEAN) ON COMMIT DROP"
             ).format(table)
         )
-        names = [*COLUMNS, "old_version"]
+        names = [*COLUMNS, "old_version", "existing"]
         copy = sql.SQL("COPY memtui_stage ({}) FROM STDIN").format(
             sql.SQL(", ").join(map(sql.Identifier, names))
         )
         with cur.copy(copy) as out:
             for done, (base, row) in enumerate(written):
                 stage.tick(done)
-                values = [rows.db_value(k, row[k]) for k in COLUMNS]
-                values[COLUMNS.index("embedding")] = (
-                    Jsonb(row["embedding"]) if row["embedding"] is not None else None
-                )
-                out.write_row([*values, base["version"] if base is not None else None])
+                values = [self._shape.db_value(k, row[k]) for k in COLUMNS]
+                old = base["version"] if base is not None else None
+                out.write_row([*values, old, base is not None])
         assign = sql.SQL(", ").join(
             sql.SQL("{0} = s.{0}").format(sql.Identifier(c)) for c in rows.WRITTEN
         )
@@ -567,7 +682,7 @@ class PgStore(LedgerViews):
         cur.execute(
             sql.SQL(
                 "UPDATE {} AS t SET {} FROM memtui_stage AS s "
-                "WHERE s.old_version IS NOT NULL AND t.id = s.id AND t.version = s.old_version"
+                "WHERE s.existing AND t.id = s.id AND t.version IS NOT DISTINCT FROM s.old_version"
             ).format(table, assign)
         )
         if cur.rowcount != updates:
@@ -577,7 +692,8 @@ class PgStore(LedgerViews):
         cols = sql.SQL(", ").join(map(sql.Identifier, COLUMNS))
         cur.execute(
             sql.SQL(
-                "INSERT INTO {} ({}) SELECT {} FROM memtui_stage WHERE old_version IS NULL"
+                "INSERT INTO {} ({}) OVERRIDING SYSTEM VALUE "
+                "SELECT {} FROM memtui_stage WHERE NOT existing"
             ).format(table, cols, cols)
         )
 
@@ -634,17 +750,19 @@ class PgStore(LedgerViews):
             [self.table, tx_id - self.keep_backups],
         )
 
-    def _write_ledger(self, cur: psycopg.Cursor[Any], tx: Transaction, now: datetime) -> None:
+    def _write_ledger(self, cur: psycopg.Cursor[Any], tx: Transaction, now: datetime) -> str:
+        body = orjson.dumps(tx.to_dict()).decode()
         cur.execute(
             f"INSERT INTO {schema.LEDGER} (store_table, tx_id, at, kind, body) "
             "VALUES (%s, %s, %s, %s, %s)",
-            [self.table, tx.id, now, tx.kind, orjson.dumps(tx.to_dict()).decode()],
+            [self.table, tx.id, now, tx.kind, body],
         )
+        return body
 
     def _after_commit(self, tx: Transaction, written: list[tuple[Row | None, Row]]) -> None:
         count, top, versions, _ = self._stamp
         for base, row in written:
-            versions += row["version"] - (base["version"] if base is not None else 0)
+            versions += row["version"] - ((base["version"] or 0) if base is not None else 0)
             if base is None:
                 count, top = count + 1, max(top, int(row["id"]))
         self._stamp, self._counters = (count, top, versions, tx.id), None
@@ -697,7 +815,7 @@ class PgStore(LedgerViews):
         before it, as one (undoable) transaction."""
         backup = self._find_backup(name)
         conn = self._connection()
-        with conn.transaction():
+        with self._asking("the backup"), conn.transaction():
             found = conn.execute(
                 f"SELECT DISTINCT ON (memory_id) memory_id, row_image FROM {schema.BACKUP} "
                 "WHERE store_table = %s AND tx_id >= %s ORDER BY memory_id, tx_id",
@@ -737,7 +855,7 @@ class PgStore(LedgerViews):
         not byte for byte a copy of this table made in this database."""
         digest = copies.digest_of(source)
         conn = self._connection()
-        with conn.transaction():
+        with self._asking("its copies"), conn.transaction():
             cur = conn.cursor()
             known = (
                 self._exists(cur, copies.COPY)

@@ -1,4 +1,4 @@
-"""The read path: the select list and a fetched row straight to its `Memory`, at a million rows.
+"""The read path: a fetched row straight to its `Memory`, at a million rows.
 
 What `rows.to_memory(rows.image(values), side)` gives, built without the round trip through
 text: the id and the lineage ids come as text from the server, the times as aware UTC
@@ -13,13 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from memtui.model import Memory, Status
-from memtui.stores.postgres.rows import COLUMNS, TIMES, Side
-from memtui.stores.postgres.vector import vector
+from memtui.stores.postgres.rows import Side, embedding_of
 
-# `COLUMNS` for `memory_of`: ids as text, the `TIMESTAMP` columns (UTC by the Go system's
-# NOW()) as `timestamptz`, which the driver turns into aware datetimes on a UTC session
-_AS = {"id": "id::text", "supersedes": "supersedes::text[]"}
-SELECT = tuple(_AS.get(c, f"{c} AT TIME ZONE 'UTC'" if c in TIMES else c) for c in COLUMNS)
+# the rows come as `Shape.fast_select` selects them: ids as text, times as aware UTC datetimes
 _STATUS = {s.value: s for s in Status}
 
 
@@ -86,7 +82,7 @@ def reader(sides: dict[int, Side]) -> Callable[[tuple[Any, ...]], Memory]:
         category = category or "general"
         return Memory(
             id=ident,
-            content=content,
+            content=content if content is not None else "",
             category=share(category, category),
             importance=min(1.0, max(0.0, float(importance))) if importance is not None else 0.5,
             tags=tags or (),
@@ -98,7 +94,7 @@ def reader(sides: dict[int, Side]) -> Callable[[tuple[Any, ...]], Memory]:
             status=status,
             supersedes=tuple(supersedes) if supersedes else (),
             superseded_at=superseded_at,
-            embedding=vector(embedding) if embedding is not None else None,
+            embedding=embedding_of(embedding),
             version=version,
             extra=extra,
         )

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
+from decimal import Decimal
 from typing import Any
+
+import orjson
 
 from memtui.model import Memory, Status
 from memtui.stores.postgres.content_hash import content_hash, go_time
@@ -69,28 +72,58 @@ class Side:
         return self.status is None and self.last_decayed_at is None
 
 
-def _utc(value: datetime | None) -> datetime | None:
+def _utc(value: datetime | date | None) -> datetime | None:
     if value is None:
         return None
+    if not isinstance(value, datetime):  # a DATE column read as it is
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def image(values: tuple[Any, ...]) -> Row:
-    """A fetched row (in `COLUMNS` order) as a JSON-able image."""
+    """A fetched row (in `COLUMNS` order) as a JSON-able image; NULL stays None."""
     row = dict(zip(COLUMNS, values, strict=True))
     for key in TIMES:
         row[key] = format_iso(_utc(row[key]))
-    row["tags"] = list(row["tags"] or ())
-    row["supersedes"] = list(row["supersedes"] or ())
+    for key in ("tags", "supersedes"):
+        if row[key] is not None:
+            row[key] = list(row[key])
+    if isinstance(row["importance"], Decimal):
+        row["importance"] = float(row["importance"])
     return row
 
 
-def db_value(key: str, value: Any) -> Any:
-    """An image's value as the column takes it (`TIMESTAMP` without time zone: naive UTC)."""
-    if key in TIMES:
-        when = parse_iso(value)
-        return when.replace(tzinfo=None) if when is not None else None
-    return value
+def embedding_of(raw: Any) -> tuple[float, ...] | None:
+    """The numbers of an embedding column's value: a JSON array, or text (or a JSON string)
+    holding one; None for anything else, which a write keeps as it is."""
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        try:
+            raw = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return None
+    if not isinstance(raw, list):
+        return None
+    try:
+        return vector(raw)
+    except (TypeError, ValueError):
+        return None
+
+
+# what a column's value reads as: a write keeps the row's own value when memtui's reads the same
+# (NULL tags stay NULL, not '{}'; a text embedding stays text)
+_READS: dict[str, Any] = {
+    "content": lambda v: v or "",
+    "category": lambda v: v or "general",
+    "importance": lambda v: float(v) if v is not None else 0.5,
+    "embedding": embedding_of,
+    "tags": lambda v: list(v or ()),
+    "supersedes": lambda v: [int(i) for i in v or ()],
+    "quarantined": bool,
+    "superseded": bool,
+    "quarantine_reason": lambda v: v or None,
+}
 
 
 def status_of(row: Row, side: Side | None) -> Status:
@@ -105,23 +138,22 @@ def status_of(row: Row, side: Side | None) -> Status:
 
 
 def to_memory(row: Row, side: Side | None) -> Memory:
-    embedding = row["embedding"]
     importance = row["importance"]
     return Memory(
         id=str(row["id"]),
-        content=row["content"],
+        content=row["content"] or "",
         category=row["category"] or "general",
         importance=min(1.0, max(0.0, float(importance))) if importance is not None else 0.5,
-        tags=tuple(row["tags"]),
+        tags=tuple(row["tags"] or ()),
         created_at=parse_iso(row["created_at"]),
         last_accessed_at=parse_iso(row["last_accessed"]),
         last_decayed_at=side.last_decayed_at if side is not None else None,
         updated_at=parse_iso(row["updated_at"]),
         user_id=row["user_id"] or "legacy",
         status=status_of(row, side),
-        supersedes=tuple(str(i) for i in row["supersedes"]),
+        supersedes=tuple(str(i) for i in row["supersedes"] or ()),
         superseded_at=parse_iso(row["superseded_at"]),
-        embedding=vector(embedding) if embedding is not None else None,
+        embedding=embedding_of(row["embedding"]),
         version=row["version"],
         extra={k: row[k] for k in _EXTRA if row[k]},
     )
@@ -169,6 +201,10 @@ def encode(memory: Memory, base: Row | None, now: datetime) -> Row:
         supersedes=[int(i) for i in memory.supersedes],
         deleted_at=(row["deleted_at"] or format_iso(now)) if tombstone else None,
     )
+    if base is not None:
+        for key, reads in _READS.items():
+            if reads(row[key]) == reads(base[key]):
+                row[key] = base[key]
     return row
 
 
@@ -209,7 +245,7 @@ def outbox_events(row: Row, base: Row | None) -> list[tuple[Any, ...]]:
     if row["deleted_at"] is not None:
         kinds: tuple[tuple[str, str], ...] = _DELETE
     else:
-        links = sorted(row["supersedes"]) != sorted(base["supersedes"] if base else [])
+        links = sorted(row["supersedes"] or ()) != sorted(base["supersedes"] or () if base else ())
         kinds = (*_UPSERT, _EDGES) if links else _UPSERT
     payload = record(row)
     return [
