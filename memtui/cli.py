@@ -266,13 +266,19 @@ def _tx_line(tx: Any, undone_by: int | None) -> str:
 
 def cmd_undo(args: argparse.Namespace, svc: Service) -> int:
     store = svc.open(args.store)
-    tx = svc.undo(store, args.tx)
+    if args.with_later:
+        if args.tx is None:
+            raise UsageError(
+                "--with-later needs the transaction id: memtui undo STORE N --with-later"
+            )
+        tx = svc.undo_with_later(store, args.tx)
+    else:
+        tx = svc.undo(store, args.tx)
     if args.json:
         emit_json(transaction_detail(tx))
         return 0
-    print(
-        f"undid transaction {tx.undoes} as transaction {tx.id}: {entries(len(tx.changes))} restored"
-    )
+    undid = tx.reason.removeprefix("undo of ") if args.with_later else f"transaction {tx.undoes}"
+    print(f"undid {undid} as transaction {tx.id}: {entries(len(tx.changes))} restored")
     print(f"redo with: memtui undo {store.path} {tx.id}")
     return 0
 
@@ -410,6 +416,11 @@ def cmd_locate(args: argparse.Namespace, svc: Service) -> int:
 
 
 def _run_tui(store: str | None, svc: Service, start_screen: str | None = None) -> int:
+    from memtui.tui import check_keymap
+
+    problems = check_keymap(svc.settings)
+    if problems:
+        raise UsageError("\n".join(f"memtui: {p}" for p in problems).removeprefix("memtui: "))
     shown = svc.shown_location(store) if store else None
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         target = shown or "STORE"
@@ -506,6 +517,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("undo", cmd_undo, "revert a transaction (default: the newest not undone)")
     p.add_argument("store", metavar="STORE")
     p.add_argument("tx", type=int, nargs="?", metavar="TX_ID")
+    p.add_argument(
+        "--with-later",
+        action="store_true",
+        help="undo the later transactions that changed the same entries too, as one",
+    )
 
     p = command("compact", cmd_compact, "shrink a native store's journal (undo kept)")
     p.add_argument("store", metavar="STORE")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tomllib
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
@@ -43,6 +44,8 @@ class Settings:
     """`[ui] theme`: the TUI theme (a memtui theme from themes/ or a Textual built-in)."""
     keymap: dict[str, str] = field(default_factory=dict)
     """`[keymap]`: binding id → keys, e.g. `"table.mark" = "space,x"`."""
+    keymap_lines: dict[str, int] = field(default_factory=dict, compare=False)
+    """The line of the config file each `[keymap]` entry is on (for one-line errors)."""
     llm: dict[str, Any] = field(default_factory=dict)
     """`[llm]`: url, model, api_key_env (the *name* of the variable holding the key),
     concurrency, timeout, max_retries, merge_max_chars. See `llm_settings`."""
@@ -93,7 +96,8 @@ def load_settings(path: Path, *, must_exist: bool = False) -> Settings:
     """Settings from `path`; defaults when it does not exist (unless `must_exist`); a one-line
     MemtuiError when it is unreadable, not TOML, or has a setting of the wrong kind."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        raw = tomllib.loads(text)
     except FileNotFoundError:
         if must_exist:
             raise MemtuiError(f"{path}: no such config file") from None
@@ -118,6 +122,7 @@ def load_settings(path: Path, *, must_exist: bool = False) -> Settings:
     settings.theme = ui.get("theme", str, settings.theme)
     keymap = _Table(path, "keymap", raw.get("keymap", {}), None)
     settings.keymap = {key: keymap.get(key, str, "") for key in keymap.values}
+    settings.keymap_lines = _keymap_lines(text, settings.keymap)
     settings.llm = _llm(path, raw.get("llm", {}))
     pg = _Table(path, "postgres", raw.get("postgres", {}), _PG_KEYS)
     settings.pg_connect_timeout = _seconds(pg, "connect_timeout", settings.pg_connect_timeout)
@@ -125,6 +130,31 @@ def load_settings(path: Path, *, must_exist: bool = False) -> Settings:
     settings.pg_statement_timeout = _seconds(pg, "statement_timeout", settings.pg_statement_timeout)
     settings.profiles = _profiles(path, raw.get("profiles", {}))
     return settings
+
+
+_TABLE_HEADER = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]")
+_ENTRY = re.compile(r"""^\s*(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_.-]+))\s*=""")
+
+
+def _keymap_lines(text: str, keymap: dict[str, str]) -> dict[str, int]:
+    """Where each `[keymap]` entry is in the file (1-based; entries written as `keymap.x =`
+    under no table are found too)."""
+    lines: dict[str, int] = {}
+    table = ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _TABLE_HEADER.match(line)
+        if header:
+            table = header.group(1).strip()
+            continue
+        entry = _ENTRY.match(line)
+        if entry is None:
+            continue
+        key = next(g for g in entry.groups() if g is not None)
+        if table == "keymap" and key in keymap:
+            lines.setdefault(key, number)
+        elif table == "" and key.startswith("keymap.") and key[7:] in keymap:
+            lines.setdefault(key[7:], number)
+    return lines
 
 
 @dataclass(slots=True)

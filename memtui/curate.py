@@ -435,7 +435,7 @@ def plan_summary(plan: Plan) -> str:
     head += f"{plan.profile} plan for {plan.store}: {counts} ({entries(touched)} touched)"
     waiting = sum(a.needs_decision for a in plan.actions)
     if waiting:
-        head += f"; {waiting} need a decision (marked ?)"
+        head += f"; {waiting} {'needs' if waiting == 1 else 'need'} a decision (marked ?)"
     if plan.health:
         head += "\nhealth: " + ", ".join(f"{k} {v}" for k, v in plan.health.items())
     return head

@@ -97,3 +97,12 @@ def assert_same_but_versions(now: bytes, then: bytes) -> None:
 def unversioned(memories: dict[str, Memory]) -> dict[str, Memory]:
     """Entries with their version counters left out of the comparison."""
     return {i: m.with_(version=None) for i, m in memories.items()}
+
+
+@pytest.fixture(autouse=True)
+def questions_answer_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A question takes its answer as soon as it is shown: Pilot presses keys faster than a
+    person types. The tests of that wait (test_tui_keys.py) set it back."""
+    from memtui.tui.screens import Question
+
+    monkeypatch.setattr(Question, "settle", 0.0)

@@ -161,13 +161,13 @@ def test_the_service_says_a_table_changed_in_the_database_and_an_outage_is_no_ch
     svc = Service()
     with commit_cutter(pg_server.port) as proxy:
         store = svc.open(proxy.dsn(server_dsn))
-        assert svc.changed_outside(store) == "changed in the database"
+        assert svc.change_place(store) == "in the database"
         assert not store.changed_on_disk()
     store.close()  # the proxy is gone: the server is out of reach
     assert not store.changed_on_disk()
     path = tmp_path / "native.json"
     create_native_store(path, [], now=svc.now(), kind="import", reason="test")
-    assert svc.changed_outside(svc.open(path)) == "changed on disk"
+    assert svc.change_place(svc.open(path)) == "on disk"
 
 
 def test_a_connection_lost_while_rows_are_sent_is_one_line_and_nothing_changes(

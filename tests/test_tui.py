@@ -157,10 +157,10 @@ async def test_mark_rows(demo_store: Path) -> None:
 
 
 async def test_keymap_from_the_config(demo_store: Path) -> None:
-    app = app_for(demo_store, settings=Settings(keymap={"table.mark": "x"}))
+    app = app_for(demo_store, settings=Settings(keymap={"table.mark": "t"}))
     async with app.run_test(size=(120, 30)) as pilot:
         await ready(pilot)
-        await pilot.press("x")
+        await pilot.press("t")
         assert len(app.model.marked) == 1
 
 

@@ -203,6 +203,15 @@ class EntryEditsMixin(ServiceBase):
                 f"{PI_CONTENT_CAP}"
             )
 
+    def keeps_merged(self, store: Store) -> bool:
+        """Whether the store's file keeps the members of a merge (status merged); pi's does
+        not: they leave it and live on in memtui's ledger."""
+        try:
+            self._check_status_fits(store, Status.MERGED)
+        except MemtuiError:
+            return False
+        return True
+
     def _check_status_fits(self, store: Store, status: Status) -> None:
         if store.format_name == "pi" and status not in (Status.ACTIVE, Status.DELETED):
             raise MemtuiError(

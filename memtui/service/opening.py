@@ -11,13 +11,14 @@ from memtui.config import pg_limits
 from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
 from memtui.demo import make_demo_memories
 from memtui.demo.hermes import demo_files as hermes_demo_files
-from memtui.errors import MemtuiError
+from memtui.errors import MemtuiError, StoreFormatError
 from memtui.service.base import ServiceBase, Store, file_store
 from memtui.stores import create_native_store, export_store
 from memtui.stores.backups import BackupShelf
 from memtui.stores.doctor import repair
 from memtui.stores.files import atomic_write, read_bytes
 from memtui.stores.postgres import is_postgres_location, open_postgres_store
+from memtui.stores.sidecar import check_writable
 from memtui.stores.store import Store as FileStore
 from memtui.stores.transfer import ExportReport
 
@@ -62,6 +63,19 @@ class StoresMixin(ServiceBase):
         dead writer's backup), one line each: harmless, reclaimed by `repair`."""
         return store.leftovers() if isinstance(store, FileStore) else []
 
+    def read_only(self, store: Store) -> str | None:
+        """Why memtui can change nothing in `store` now, in a few words (None: it can)."""
+        if isinstance(store, FileStore):
+            try:
+                check_writable(store.file)
+            except StoreFormatError:
+                return "the file is read-only"
+        return None
+
+    def change_place(self, store: Store) -> str:
+        """Where another program's change to `store` happened, as messages say it."""
+        return store.place
+
     def repair(self, store: Store) -> list[str]:
         """Move damaged ledgers and journal entries aside (backed up first); what was done."""
         return repair(file_store(store, "repair"), self.now())
@@ -86,11 +100,6 @@ class StoresMixin(ServiceBase):
             )
         hint = "Your memtui store is empty. Run `memtui demo` to explore a realistic one."
         return str(native), hint
-
-    def changed_outside(self, store: Store) -> str:
-        """How a front end says another writer changed the store since memtui read it:
-        "changed on disk" (a file), "changed in the database" (a table)."""
-        return f"changed {store.place}"
 
     def shown_location(self, location: str) -> str:
         """A store location as messages may show it: a database URL without its password."""

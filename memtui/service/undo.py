@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import cast
 
-from memtui.errors import MemtuiError
+from memtui.errors import ConflictError, MemtuiError
 from memtui.service.base import ServiceBase, Store, file_store
-from memtui.stores import Actor, Backup, Transaction
+from memtui.stores import Actor, Backup, Change, Transaction
 from memtui.stores.compaction import Compaction, compact_store
+from memtui.stores.ledger import ChangeImage, undo_target
 from memtui.stores.progress import CommitProgress
 
 
@@ -20,8 +21,68 @@ class UndoMixin(ServiceBase):
         self, store: Store, tx_id: int | None = None, progress: CommitProgress | None = None
     ) -> Transaction:
         """Revert a transaction (default: the newest not undone) as a new one; `progress` is
-        told its stages (checking, preparing, backup, ledger, writing) with counts."""
-        return store.undo(tx_id, now=self.now(), actor=Actor.USER, progress=progress)
+        told its stages (checking, preparing, backup, ledger, writing) with counts. Refused,
+        naming them, when later transactions changed the same entries since."""
+        try:
+            return store.undo(tx_id, now=self.now(), actor=Actor.USER, progress=progress)
+        except ConflictError:
+            later = self.later_changes(store, tx_id) if tx_id is not None else []
+            if not later:
+                raise
+            raise ConflictError(
+                f"transaction {tx_id} cannot be undone alone: {_ids(later)} changed the same "
+                f"entries since; undo {'it' if len(later) == 1 else 'them'} first, or all "
+                f"together: memtui undo {store.path} {tx_id} --with-later"
+            ) from None
+
+    def later_changes(self, store: Store, tx_id: int) -> list[Transaction]:
+        """The later transactions that changed entries transaction `tx_id` touched (or that
+        those changed in turn), newest first: undoing `tx_id` alone would overwrite them."""
+        txs = store.transactions()
+        target = undo_target(txs, tx_id, store.path)
+        touched = {c.id for c in target.changes}
+        later = []
+        for tx in txs:
+            ids = {c.id for c in tx.changes}
+            if tx.id > target.id and ids & touched:
+                later.append(tx)
+                touched |= ids
+        return later[::-1]
+
+    def undo_with_later(
+        self, store: Store, tx_id: int, progress: CommitProgress | None = None
+    ) -> Transaction:
+        """Undo transaction `tx_id` and the later ones that changed its entries since
+        (`later_changes`) together, as one new transaction: each entry goes back to how it
+        was before the first of them touched it."""
+        target = undo_target(store.transactions(), tx_id, store.path)
+        later = self.later_changes(store, tx_id)
+        group = [target, *later[::-1]]  # oldest first
+        first: dict[str, ChangeImage] = {}
+        last: dict[str, ChangeImage] = {}
+        for tx in group:
+            for c in tx.changes:
+                if c.lost:
+                    raise ConflictError(
+                        f"{store.path}: {c.id} was changed outside memtui since transaction "
+                        f"{tx.id}; nothing was written"
+                    )
+                first.setdefault(c.id, c)
+                last[c.id] = c
+        changes = [
+            Change(last[i].after_memory(), c.before_memory(), c.before_raw, c.position)
+            for i, c in first.items()
+        ]
+        return store.commit(
+            changes,
+            actor=Actor.USER,
+            kind="undo",
+            reason=f"undo of transactions {_ids(group[::-1])} together",
+            now=self.now(),
+            undoes=target.id,
+            details={"undoes_together": [t.id for t in group]},
+            progress=progress,
+        )
 
     def rollback(
         self, store: Store, backup: str, progress: CommitProgress | None = None
@@ -65,3 +126,9 @@ class UndoMixin(ServiceBase):
         """Rewrite a native store's journal with changed fields only; with `keep` or `days`,
         move older transactions out of the store file into its sidecar (no longer undoable)."""
         return compact_store(file_store(store, "compact"), keep=keep, days=days, now=self.now())
+
+
+def _ids(txs: list[Transaction]) -> str:
+    """#6, #5 and #4."""
+    names = [f"#{t.id}" for t in txs]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

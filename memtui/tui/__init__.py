@@ -38,6 +38,15 @@ def make_app(
     )
 
 
+def check_keymap(settings: Settings) -> list[str]:
+    """The problems with the settings' `[keymap]`, one line each (the CLI asks before it
+    starts the TUI)."""
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.keymap_check import keymap_problems
+
+    return keymap_problems(MemtuiApp, settings.keymap, settings.keymap_lines, settings.path)
+
+
 def run_app(store: str | None, service: Service, start_screen: str | None = None) -> int:
     settings = service.settings
     path, hint = service.store_to_open(store)

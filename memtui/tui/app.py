@@ -5,6 +5,9 @@ access runs in a thread worker that posts a typed message."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
 import sys
 from datetime import UTC, datetime
 from functools import partial
@@ -30,9 +33,10 @@ from memtui.tui.failures import GuardedHandlers, formatted, one_line_report
 from memtui.tui.help_sections import HelpSection, help_sections
 from memtui.tui.home_screen import HomeScreen
 from memtui.tui.host import MemtuiHost
+from memtui.tui.keymap_check import keymap_problems
 from memtui.tui.merge_screen import MergeScreen
 from memtui.tui.messages import HaystackReady, HistoryReady, OutsideChange, StoreFailed, StoreReady
-from memtui.tui.screens import ConfirmScreen, HelpScreen, ReasonConfirmScreen
+from memtui.tui.screens import ConfirmScreen, HelpScreen, Question, ReasonConfirmScreen
 from memtui.tui.table_model import TableModel, build_haystack
 from memtui.tui.themes import DEFAULT_THEME, load_themes
 
@@ -101,7 +105,13 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self._replaced = False  # a reload replaced the records: settle everything
         self._switch_interval = sys.getswitchinterval()
         self._model = TableModel([], self.now())
-        if self.settings.keymap:
+        self.quit_after_commit = False  # q (or a signal) came during a commit
+        self.quit_line = ""
+        self._caught: list[int] = []
+        self.keymap_problems = keymap_problems(
+            type(self), self.settings.keymap, self.settings.keymap_lines, self.settings.path
+        )
+        if self.settings.keymap and not self.keymap_problems:
             self.set_keymap(self.settings.keymap)
 
     def now(self) -> datetime:
@@ -120,6 +130,14 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     def get_default_screen(self) -> Screen[None]:
         return HomeScreen(self.shown_location, self._model)
 
+    async def on_event(self, event: events.Event) -> None:
+        # a question just opened drops the keys of typing under way (screens.Question)
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            screen = self.screen
+            if isinstance(screen, Question) and screen.swallows(event.key):
+                return
+        await super().on_event(event)
+
     async def _on_key(self, event: events.Key) -> None:
         # (Textual calls App._on_key after this one unless the default is prevented)
         focused = self.focused
@@ -128,6 +146,11 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
             # a key (`/`) moved focus to the input, so it is the input's text, not a command
             event.prevent_default()
             focused.post_message(events.Key(event.key, event.character))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # `u` undoes the newest change from the table only: on another screen a letter means
+        # what that screen's footer says (history's `u` undoes the highlighted one)
+        return action != "undo" or isinstance(self.screen, HomeScreen)
 
     # -- leaving ------------------------------------------------------------------------------
 
@@ -158,9 +181,9 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         if isinstance(self.screen, (ConfirmScreen, ReasonConfirmScreen)):
             return  # a question is open: y or n first
         if self.committing is not None:
-            self.notify(
-                f"memtui is {self.committing}; q again once it is done.", severity="warning"
-            )
+            # the commit runs to its end (the store is then the after), then memtui quits
+            self.quit_after_commit = True
+            self.notify(f"memtui is {self.committing}; it quits once that is written.")
             return
         lost = self._unsaved(self.screen_stack)
         if not lost:
@@ -206,7 +229,34 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
 
     # -- starting -----------------------------------------------------------------------------
 
+    def _end_commit(self) -> None:
+        super()._end_commit()
+        if self.quit_after_commit:
+            self.exit(return_code=self.exit_code, message=self.quit_line or None)
+
+    def _signalled(self, signum: int) -> None:
+        """SIGTERM or SIGHUP: quit as `q` does, without asking. A commit under way runs to its
+        end first (a commit is all or nothing: the store is the before or the after); Textual
+        restores the terminal on the way out."""
+        name = signal.Signals(signum).name
+        self.exit_code = 128 + signum
+        if self.committing is not None:
+            self.quit_line = f"memtui: {name}: quit once the change under way was written"
+            self.quit_after_commit = True
+            return
+        self.exit(return_code=self.exit_code, message=f"memtui: {name}: quit; nothing was lost")
+
+    def _catch_signals(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGTERM, signal.SIGHUP):
+                loop.add_signal_handler(signum, self._signalled, signum)
+                self._caught.append(signum)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass  # not the main thread, or no such signal here: the default stays
+
     def on_mount(self) -> None:
+        self._catch_signals()
         # workers (planning, loading) share the GIL with the UI: hand it over more often while
         # the app runs (given back when it ends)
         self._switch_interval = sys.getswitchinterval()
@@ -217,11 +267,24 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
             self.set_interval(self.watch_interval, self.check_outside)
 
     def on_unmount(self) -> None:
+        with contextlib.suppress(RuntimeError):
+            loop = asyncio.get_running_loop()
+            for signum in self._caught:
+                loop.remove_signal_handler(signum)
         sys.setswitchinterval(self._switch_interval)
         heap.release()
 
     def home_ready(self) -> None:
-        """The table screen is on: read the store."""
+        """The table screen is on: read the store (unless the keymap is wrong: then it says
+        so, and only q works)."""
+        if self.keymap_problems:
+            self.exit_code = 2
+            self.home.show_failure(
+                "\n".join(self.keymap_problems),
+                title="memtui did not start: the [keymap] in the config file has problems",
+                fix="Nothing was read or changed. Fix those lines and start memtui again; q quits.",
+            )
+            return
         self.load_store(reloaded=False)
 
     # -- the store ----------------------------------------------------------------------------
@@ -245,6 +308,9 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         if store is not None and not self.outside_change and store.changed_on_disk():
             self.post_message(OutsideChange())
 
+    def check_store(self) -> None:
+        self.check_outside()
+
     def action_reload(self) -> None:
         self.load_store(reloaded=True)
 
@@ -252,12 +318,17 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     def _store_ready(self, message: StoreReady) -> None:
         self.store = message.store
         self.outside_change = False
+        self.read_only = self.service.read_only(message.store)
         self.load_problem = None
         self.exit_code = 0
         self.sub_title = f"{message.store.path} · {message.store.format_name}"
         self.home.show_store(message.store, message.memories, message.reloaded)
         self._replaced = self._replaced or message.reloaded
         if message.reloaded:
+            for screen in self.screen_stack[1:]:
+                reloaded = getattr(screen, "store_reloaded", None)
+                if reloaded is not None:
+                    reloaded(message.store)
             self.notify(f"Reloaded {len(message.store):,} entries.", title="Store")
             return
         if self.start_screen == "label":
@@ -298,10 +369,11 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         if self.outside_change:
             return
         self.outside_change = True
+        where = self.service.change_place(self.store) if self.store is not None else "on disk"
         self.notify(
             "Another program changed the store. Press ctrl+r to reload; memtui will not "
             "overwrite that change.",
-            title="Changed on disk",
+            title=f"Changed {where}",
             severity="warning",
             timeout=8,
         )

@@ -28,8 +28,9 @@ from memtui.textsafe import literal, one_line
 from memtui.tui.chart import histogram
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
+from memtui.tui.lists import MemtuiList
 from memtui.tui.screens import ConfirmScreen
-from memtui.views import shorten
+from memtui.views import counted, entries, shorten
 
 STEP = 0.05
 
@@ -67,6 +68,7 @@ def size_bins(clusters: list[list[str]]) -> list[tuple[str, int]]:
 
 class ClustersScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "Clusters"
+    AUTO_FOCUS = "#list"  # the clusters, not the method chooser
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "plus,equals_sign",
@@ -136,7 +138,7 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
         with Horizontal(id="body"):
             with VerticalScroll(id="left"):
                 yield Static(id="histogram")
-                yield OptionList(id="list")
+                yield MemtuiList(id="list")
             yield VerticalScroll(Static(id="members-body"), id="members")
         yield Footer(compact=True, show_command_palette=False)
 
@@ -167,7 +169,7 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
         self.query_one("#threshold", Label).update(
             Text.assemble(
                 (f"threshold {result.threshold:.2f}", "bold"),
-                f"  ·  {len(result.clusters)} clusters, {clustered} entries",
+                f"  ·  {counted(len(result.clusters), 'cluster')}, {entries(clustered)}",
             )
         )
         width = max(16, self.query_one("#histogram", Static).content_size.width)
@@ -206,8 +208,10 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
         if self.result is None or event.option.id is None:
             return
         n = int(event.option.id)
+        if n >= len(self.result.clusters):
+            return  # a row of the list before it was recomputed: its message came late
         cluster = self.result.clusters[n]
-        text = Text(f"{len(cluster)} entries", style="bold")
+        text = Text(entries(len(cluster)), style="bold")
         text.append(f" · {self.result.method} ≥ {self.result.threshold:.2f}\n\n", style="dim")
         if n in self.result.split_from:
             text.append(

@@ -22,7 +22,7 @@ from memtui.textsafe import one_line
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.messages import CommitFailed, CommitStage, Committed, HistoryReady
 from memtui.tui.screens import ConfirmScreen, ReasonConfirmScreen, WorkingScreen
-from memtui.views import entries
+from memtui.views import entries, shorten
 
 if TYPE_CHECKING:
     from memtui.tui.home_screen import HomeScreen
@@ -62,6 +62,7 @@ class CommitFlow(App[None]):
         self.commit_counts: tuple[int, int] | None = None  # the running stage's done, total
         self.commits_settled = 0  # commits that ended, either way (tests wait on it)
         self.outside_change = False
+        self.read_only: str | None = None
         self._working_timer: Timer | None = None
         self._commit_started = 0.0
 
@@ -71,6 +72,10 @@ class CommitFlow(App[None]):
 
     def update_status(self) -> None:
         self.home.update_status()
+
+    def check_store(self) -> None:
+        """Ask the store (off the UI thread) whether another program changed it: the banner
+        says what its fingerprint says, never what a message guessed."""
 
     # -- asking ---------------------------------------------------------------------------------
 
@@ -213,6 +218,9 @@ class CommitFlow(App[None]):
 
     def on_committed(self, message: Committed) -> None:
         self._end_commit()
+        # the commit read the store as it is (a rebase included): nothing outside is pending
+        self.outside_change = False
+        self.check_store()
         if message.close and len(self.screen_stack) > 1:
             self.pop_screen()
         for screen in self.screen_stack[1:]:
@@ -232,9 +240,7 @@ class CommitFlow(App[None]):
         self.notify(
             one_line(message.problem), title="Nothing was changed", severity="error", timeout=10
         )
-        if "changed since" in message.problem:
-            self.outside_change = True
-            self.update_status()
+        self.check_store()
 
     # -- undo, rollback, restore ----------------------------------------------------------------
 
@@ -260,6 +266,14 @@ class CommitFlow(App[None]):
         if tx.id in store.undone():
             self.notify(f"#{tx.id} is already undone.", severity="warning")
             return
+        try:
+            later = self.service.later_changes(store, tx.id)
+        except MemtuiError as e:
+            self.notify(one_line(str(e)), title="Not undone", severity="warning")
+            return
+        if later:
+            self.request_undo_with_later(tx, later)
+            return
         verb = "Redo" if tx.undoes is not None else "Undo"
         body = Text(f"{verb} #{tx.id} ({tx.kind}): ", style="bold")
         body.append(one_line(tx.reason))
@@ -277,6 +291,35 @@ class CommitFlow(App[None]):
             job,
             lambda t: f"{verb} done: transaction {t.id} reverts #{tx.id}.",
             working=f"{verb.lower()}ing #{tx.id} ({entries(len(tx.changes))})",
+        )
+
+    def request_undo_with_later(self, tx: Transaction, later: list[Transaction]) -> None:
+        """`tx` cannot be undone alone (later transactions changed its entries since): name
+        them and offer undoing them all together, as one transaction."""
+        group = [*later, tx]
+        names = _ids(group)
+        body = Text(f"#{tx.id} cannot be undone alone: ", style="bold")
+        body.append(
+            f"{_ids(later)} changed the same entries since, and undoing #{tx.id} alone would "
+            "overwrite them.\n\n"
+        )
+        for t in group:
+            body.append(f"#{t.id} {t.kind}: ", style="bold")
+            body.append(shorten(one_line(t.reason), 70) + "\n")
+        body.append(
+            f"\nUndo {names} together: every entry they touched goes back to how it was before "
+            f"#{tx.id}. One transaction, with a backup; it can be undone."
+        )
+
+        def job(store: Store) -> Transaction:
+            return self.service.undo_with_later(store, tx.id, progress=self.commit_progress)
+
+        self.confirm_commit(
+            f"Undo {names} together?",
+            body,
+            job,
+            lambda t: f"Undo done: transaction {t.id} reverts {names}.",
+            working=f"undoing {names}",
         )
 
     def request_rollback(self, backup: Backup) -> None:
@@ -322,6 +365,11 @@ def _with_reason(
     job: Callable[[Store, str | None], Transaction], reason: str | None, store: Store
 ) -> Transaction:
     return job(store, reason)
+
+
+def _ids(txs: list[Transaction]) -> str:
+    names = [f"#{t.id}" for t in txs]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _undo_effect(tx: Transaction) -> str:

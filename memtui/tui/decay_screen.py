@@ -26,7 +26,8 @@ from memtui.service import DECAY_MODELS, DecayModel, Profile, Service, Store
 from memtui.textsafe import one_line
 from memtui.tui.chart import ChartData, ChartView, Series, histogram
 from memtui.tui.failures import GuardedHandlers
-from memtui.views import shorten
+from memtui.tui.lists import MemtuiList
+from memtui.views import entries, shorten
 
 HORIZONS = (7, 14, 30, 60, 90, 180, 365)
 STYLES = {
@@ -151,6 +152,7 @@ def store_decay(
 
 class DecayScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "Decay"
+    AUTO_FOCUS = "#going-list"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "right_square_bracket",
@@ -209,11 +211,10 @@ class DecayScreen(GuardedHandlers, Screen[None]):
             yield VerticalScroll(Static(id="bins-body"), id="bins")
             with Vertical(id="going"):
                 yield Static(id="going-title")
-                yield OptionList(id="going-list")
+                yield MemtuiList(id="going-list")
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        self.query_one("#going-list", OptionList).focus()
         self.refresh_all()
 
     def refresh_all(self) -> None:
@@ -261,17 +262,20 @@ class DecayScreen(GuardedHandlers, Screen[None]):
             Group(title, histogram(result.bins, width, "red"))
         )
         title = Text(
-            f"{len(result.going)} entries cross it within {result.horizon} days", style="bold"
+            f"{entries(len(result.going))} cross{'es' if len(result.going) == 1 else ''} it "
+            f"within {result.horizon} days",
+            style="bold",
         )
         if len(result.going) > SHOWN:
             title.append(f" (the first {SHOWN} listed)", style="dim")
-        title.append("\n    in  now  entry (enter: its curve)", style="dim")
+        title.append("\n      in  now  entry (enter: its curve)", style="dim")
         self.query_one("#going-title", Static).update(title)
         decay = self.decay
         self.going = result.going[:SHOWN]
         options = []
         for day, memory in self.going:
-            row = Text(f"{day:5.1f}d {decay.value_at(memory, self.now):.2f}  ", style="dim")
+            when = "already" if day <= 0 else f"{day:.1f}d"  # as the bins say it
+            row = Text(f"{when:>8} {decay.value_at(memory, self.now):.2f}  ", style="dim")
             row.append(shorten(one_line(memory.content), 70))
             options.append(Option(row))
         listed = self.query_one("#going-list", OptionList)

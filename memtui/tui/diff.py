@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from difflib import SequenceMatcher
+from typing import Any
 
 from rich.text import Text
 
 from memtui.model import MEMORY_FIELDS, Memory
 from memtui.textsafe import literal, one_line
+from memtui.views import shorten
 
 _WORDS = re.compile(r"\s+|[^\s]+")
 _SKIP = {"content", "embedding"}
@@ -95,4 +97,25 @@ def record_change(before: Memory | None, after: Memory | None) -> Text:
         line.append(" → ")
         line.append(new, style="green")
         parts.append(line)
+    return Text("").join(parts)
+
+
+def recorded_change(ident: str, diff: dict[str, list[Any]] | None) -> Text:
+    """A change whose entry was changed outside memtui since, so no image rebuilds it: the
+    fields as the ledger recorded them, before → after."""
+    head = Text("changed ", style="bold")
+    head.append(one_line(ident), style="dim")
+    head.append(
+        "  (changed outside memtui since: the fields as the ledger recorded them)", style="yellow"
+    )
+    parts = [head]
+    for name, pair in sorted((diff or {}).items()):
+        old, new = [*pair, None, None][:2] if isinstance(pair, list) else (None, pair)
+        line = Text(f"\n  {name}: ", style="dim")
+        line.append(shorten(one_line(_show(old)), 200), style="red")
+        line.append(" → ")
+        line.append(shorten(one_line(_show(new)), 200), style="green")
+        parts.append(line)
+    if not diff:
+        parts.append(Text("\n  (no fields recorded)", style="dim"))
     return Text("").join(parts)

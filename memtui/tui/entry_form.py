@@ -50,6 +50,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
     """Edit `memory`, or (memory None) write a new entry."""
 
     HELP_TITLE = "Editing or adding an entry"
+    AUTO_FOCUS = "#content"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "ctrl+s",
@@ -181,6 +182,58 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
         self.query_one("#fields").styles.height = 7 + 2 * (rows - 1) + 1
         self.query_one("#content", TextArea).focus()
         self._initial = self._values()
+
+    def _shown_values(self, memory: Memory) -> tuple[str, str, str, str]:
+        """What the form shows for `memory`: content, importance, category, tags."""
+        return (
+            shown(memory.content),
+            f"{memory.importance:g}",
+            shown(memory.category),
+            shown(", ".join(memory.tags)),
+        )
+
+    def store_reloaded(self, store: Store) -> None:
+        """The store was read again (ctrl+r): if this entry changed under the form, say so,
+        show the new values in the fields not touched here, and ask again on ctrl+s."""
+        self.store = store
+        old = self.memory
+        if old is None or self._initial is None:
+            return
+        current = store.find(old.id)
+        if current is None:
+            self._problem(f"{old.id} is no longer in the store: escape leaves the form.")
+            return
+        before, after = self._shown_values(old), self._shown_values(current)
+        if before == after:
+            self.memory = current
+            return
+        names = ("content", "importance", "category", "tags")
+        values = self._values()
+        kept = []
+        moved = []
+        for n, name in enumerate(names):
+            if before[n] == after[n]:
+                continue
+            moved.append(
+                f"{name} {shorten(one_line(before[n]), 40)} → {shorten(one_line(after[n]), 40)}"
+            )
+            if values[n] != self._initial[n]:
+                kept.append(name)  # the person's own value stays
+            else:
+                self._set_field(name, after[n])
+        self.memory = current
+        self._initial = (*after, self._initial[4])
+        said = f"Changed outside memtui while you edited: {'; '.join(moved)}."
+        if kept:
+            said += f" Your {', '.join(kept)} kept;"
+        self._problem(said + " ctrl+s shows the change against the new values and asks again.")
+
+    def _set_field(self, name: str, value: str) -> None:
+        field = self.query_one(f"#{name}")
+        if isinstance(field, TextArea):
+            field.text = value
+        elif isinstance(field, (Input, Select)):
+            field.value = value
 
     def _values(self) -> tuple[object, ...]:
         user = self.query("#user")

@@ -38,6 +38,24 @@ ORDER = (
 )
 
 
+KEYBOARD_MODEL: HelpSection = (
+    "How keys work (every screen)",
+    [
+        (
+            "letters",
+            "In a text box they type (y, n, u and q too); commands: ctrl/alt or escape",
+            "",
+        ),
+        ("y, enter", "Write a change: y in a question without a text box, enter on its Yes", ""),
+        ("r", "In a question: write a reason; enter moves to Yes, enter again saves", ""),
+        ("n, escape", "In a question: No (never the new-entry form)", ""),
+        ("…", "A question ignores keys until half a second passes without one", ""),
+        ("j k ↑ ↓", "Move in every list and tree; home/end, pgup/pgdn too", ""),
+        ("tab", "The next field or pane; focus shows as a lit border, a bar or a tint", ""),
+    ],
+)
+
+
 def memtui_screens() -> list[type[Screen[Any]]]:
     """Every screen class memtui defines, in help order."""
 
@@ -83,8 +101,9 @@ def help_sections(app: App[Any], keymap: Mapping[str, str]) -> list[HelpSection]
         found = rows(cls.__dict__.get("BINDINGS", []))  # its own, not Textual's
         if found:
             sections.append((title_of(cls), found))
-        if n == 0:  # the table sits on the first screen
+        if n == 0:  # the table sits on the first screen; how keys work follows it
             sections.append((title_of(MemoryTable), rows(MemoryTable.BINDINGS)))
+            sections.append(KEYBOARD_MODEL)
     sections.append(
         (
             "Changing the store (the same keys on every screen)",

@@ -3,7 +3,7 @@ the rolling backups with rollback."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -18,9 +18,10 @@ from memtui.errors import MemtuiError
 from memtui.service import Backup, Service, Store, Transaction
 from memtui.textsafe import one_line
 from memtui.times import format_iso
-from memtui.tui.diff import record_change
+from memtui.tui.diff import record_change, recorded_change
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
+from memtui.tui.lists import MemtuiList
 from memtui.tui.messages import CommitFailed, LedgerRead
 from memtui.views import counted, entries, shorten
 
@@ -51,24 +52,20 @@ def transaction_detail(tx: Transaction, undone_by: int | None) -> Text:
         text.append("\nNo entries changed (the store was created here).", style="dim")
     for change in tx.changes[:100]:
         text.append("\n")
-        text.append_text(record_change(change.before_memory(), change.after_memory()))
+        before, after = change.before_memory(), change.after_memory()
+        if before is None and after is None:
+            text.append_text(recorded_change(change.id, change.diff))
+        else:
+            text.append_text(record_change(before, after))
         text.append("\n")
     if len(tx.changes) > 100:
         text.append(f"\n… and {len(tx.changes) - 100} more entries", style="dim")
     return text
 
 
-class LedgerList(OptionList):
-    """An OptionList whose page keys wait until it has a size: Textual's raise a KeyError on a
-    list filled (by the worker) but not laid out yet, when a key comes in between."""
-
-    def _move_page(self, direction: Literal[-1, 1]) -> None:
-        if self.scrollable_content_region:
-            super()._move_page(direction)
-
-
 class HistoryScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "History"
+    AUTO_FOCUS = "#list"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "u",
@@ -107,7 +104,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(Text("loading the ledger…", style="bold"), id="title")
         with Horizontal(id="body"):
-            yield LedgerList(id="list")
+            yield MemtuiList(id="list")
             yield VerticalScroll(Static(id="detail-body"), id="detail")
         yield Footer(compact=True, show_command_palette=False)
 
@@ -169,7 +166,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
                 )
         self.query_one("#title", Static).update(title)
         if options.option_count:
-            options.highlighted = 0
+            options.highlighted = 0  # the newest: after a commit, the one just made
         options.focus()
 
     @on(OptionList.OptionHighlighted, "#list")

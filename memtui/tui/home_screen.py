@@ -5,7 +5,6 @@ is the app's; this screen shows it and asks the app (`host`) to change it."""
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -38,7 +37,7 @@ from memtui.tui.plan_screen import PlanScreen
 from memtui.tui.screens import FilterScreen
 from memtui.tui.status_line import status_text
 from memtui.tui.table_model import COLUMNS, QuickFilters, TableModel
-from memtui.views import shorten
+from memtui.views import counted, shorten
 
 
 def _binding(key: str, action: str, text: str, ident: str, tip: str, show: bool = False) -> Binding:
@@ -195,14 +194,17 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         self.model.load(memories)
         self.table.refresh_view(keep)
 
-    def show_failure(self, problem: str) -> None:
-        text = Text("memtui could not open the store\n\n", style="bold")
-        text.append(one_line(problem))
-        text.append(
-            "\n\nNothing was changed. Fix the file (or pick another) and press ctrl+r, "
-            "or q to quit.",
-            style="dim",
-        )
+    def show_failure(
+        self,
+        problem: str,
+        *,
+        title: str = "memtui could not open the store",
+        fix: str = "Nothing was changed. Fix the file (or pick another) and press ctrl+r, "
+        "or q to quit.",
+    ) -> None:
+        text = Text(title + "\n\n", style="bold")
+        text.append("\n".join(one_line(line) for line in problem.splitlines()))
+        text.append("\n\n" + fix, style="dim")
         widget = self.query_one("#message", Static)
         widget.update(text)
         widget.display = True
@@ -264,7 +266,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         status = self.query_one("#status", Static)
         app = host(self)
         store = app.store
-        path = Path(self.shown_location if store is None else str(store.path))
+        path = self.shown_location if store is None else str(store.path)
         width = (status.size.width or self.app.size.width) - 2  # the padding
         for brief in range(3):
             text = status_text(
@@ -275,6 +277,8 @@ class HomeScreen(GuardedHandlers, Screen[None]):
                 outside_change=app.outside_change,
                 failed=app.load_problem is not None,
                 theme=self.app.theme,
+                where=app.service.change_place(store) if store is not None else "on disk",
+                read_only=app.read_only,
             )
             if text.cell_len <= width:
                 break
@@ -318,7 +322,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
             count = len(self.model.marked)
             self.model.marked.clear()
             self.table.refresh_view()
-            self.notify(f"{count:,} marks cleared.", timeout=3)
+            self.notify(f"{counted(count, 'mark')} cleared.", timeout=3)
 
     def action_quick_filters(self) -> None:
         def chosen(filters: QuickFilters | None) -> None:

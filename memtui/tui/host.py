@@ -27,6 +27,7 @@ class MemtuiHost(Protocol):
     history: History | None  # every image the ledger holds, read after each commit
     outside_change: bool  # another program changed the store since memtui read it
     load_problem: str | None  # why the store could not be opened
+    read_only: str | None  # why memtui can change nothing in the store (shown as a badge)
 
     def now(self) -> datetime: ...
 

@@ -17,6 +17,7 @@ from memtui.textsafe import one_line
 from memtui.times import format_iso
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
+from memtui.tui.lists import MemtuiTree
 from memtui.views import shorten
 
 
@@ -48,6 +49,7 @@ def _link_text(chain: Lineage, older: str, newer: str) -> Text:
 
 class LineageScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "Lineage"
+    AUTO_FOCUS = "#lineage-tree"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,l", "app.pop_screen", "Back", id="lineage.back"),
         Binding(
@@ -77,7 +79,7 @@ class LineageScreen(GuardedHandlers, Screen[None]):
             style="dim",
         )
         yield Static(title, id="lineage-title")
-        tree: Tree[str] = Tree(
+        tree = MemtuiTree(
             _label(chain.records.get(chain.id), chain.id, this=True),
             data=chain.id,
             id="lineage-tree",

@@ -20,7 +20,7 @@ from textual.strip import Strip
 
 from memtui.model import HIDDEN_STATUSES, Memory
 from memtui.tui.failures import GuardedHandlers
-from memtui.tui.table_model import COLUMNS, Column, TableModel, layout
+from memtui.tui.table_model import COLUMNS, Column, TableModel, layout, sort_arrow
 
 _BAR = " ▏▎▍▌▋▊▉█"
 
@@ -106,6 +106,8 @@ class MemoryTable(GuardedHandlers, ScrollView, can_focus=True):
         row = self.model.position_of(keep_id) if keep_id else None
         self.cursor = min(row if row is not None else self.cursor, max(0, len(self.model.view) - 1))
         self.refresh()
+        # once the new size is laid out (a scroll before that stops at the old end)
+        self.call_after_refresh(self._scroll_to_cursor)
         self.post_message(self.ViewChanged())
 
     @property
@@ -197,6 +199,8 @@ class MemoryTable(GuardedHandlers, ScrollView, can_focus=True):
         if y == 0:
             return self._header(columns, width)
         row = round(self.scroll_y) + y - 1
+        if not self.model.view and y == 2 and self.model.memories:
+            return Strip([Segment(_fit(self.empty_hint(), width), self.rich_style)])
         if row >= len(self.model.view):
             return Strip.blank(width, self.rich_style)
         index = self.model.view[row]
@@ -209,10 +213,25 @@ class MemoryTable(GuardedHandlers, ScrollView, can_focus=True):
             self._strips[key] = strip
         return strip
 
+    def empty_hint(self) -> str:
+        """Why the table shows no row, and how to see rows again."""
+        why = []
+        if self.model.query:
+            why.append(f"the filter {self.model.query!r}")
+        described = self.model.filters.describe()
+        if described:
+            why.append(described)
+        if not why:
+            return "  No entry is shown: . shows merged, superseded and deleted entries."
+        return (
+            f"  No entry matches {' and '.join(why)}. escape clears the filter; f changes the "
+            "quick filters (Clear shows everything)."
+        )
+
     def _header(self, columns: list[tuple[Column, int]], width: int) -> Strip:
         header = self.get_component_rich_style("memory-table--header")
         sorted_style = self.get_component_rich_style("memory-table--sorted")
-        arrow = "↓" if self.model.descending else "↑"
+        arrow = sort_arrow(self.model.sort_key, self.model.descending)
         segments = []
         for n, (column, cell) in enumerate(columns):
             title = column.title + (arrow if column.key == self.model.sort_key else "")

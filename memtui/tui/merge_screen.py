@@ -46,7 +46,17 @@ def member_card(memory: Memory, now: datetime) -> Text:
     return text
 
 
-def result_text(merged: Memory, retired: list[Memory]) -> Text:
+def members_fate(kept: bool) -> str:
+    """What a merge does with its members, as this store keeps them."""
+    if kept:
+        return "they stay in the store as merged, and `restore` brings them back"
+    return (
+        "they leave the store's file (it keeps active entries only) and live on in memtui's "
+        "ledger, from where `u` or `restore` brings them back"
+    )
+
+
+def result_text(merged: Memory, retired: list[Memory], kept: bool = True) -> Text:
     text = Text("The merged entry\n", style="bold")
     rows = [
         ("id", merged.id),
@@ -65,13 +75,14 @@ def result_text(merged: Memory, retired: list[Memory]) -> Text:
     text.append("\nLineage\n", style="bold")
     text.append(
         f"{one_line(merged.id)} supersedes {one_line(', '.join(m.id for m in retired))}; "
-        "they stay in the store as merged, and `restore` brings them back.",
+        f"{members_fate(kept)}.",
         style="dim",
     )
     return text
 
 
 class MergeScreen(GuardedHandlers, Screen[None]):
+    AUTO_FOCUS = "#editor"  # letters type the merged text, never run a command
     PREVIEW_DELAY = 0.15  # seconds of quiet typing before the preview follows the text
     HELP_TITLE = "Merge"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -118,11 +129,10 @@ class MergeScreen(GuardedHandlers, Screen[None]):
         title = Text(f"Merge {entries(len(self.members))}", style="bold")
         if self.hidden:
             title.append(f" ({self.hidden} hidden by the filter)", style="bold yellow")
-        title.append(
-            f" of user {one_line(self.members[0].user_id or '-')} · ctrl+s merges, escape "
-            "goes back",
-            style="dim",
-        )
+        user = self.members[0].user_id
+        if user:
+            title.append(f" of user {one_line(user)}", style="dim")
+        title.append(" · ctrl+s merges, escape goes back", style="dim")
         yield Static(title, id="title")
         with VerticalScroll(id="members"), ItemGrid(min_column_width=24, id="cards"):
             # as many side by side as fit; each says which of how many it is
@@ -182,7 +192,7 @@ class MergeScreen(GuardedHandlers, Screen[None]):
         body.update(
             wording_text(merged.content, wording, ids)
             .append("\n")
-            .append_text(result_text(merged, retired))
+            .append_text(result_text(merged, retired, self.service.keeps_merged(self.store)))
         )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -241,9 +251,14 @@ class MergeScreen(GuardedHandlers, Screen[None]):
             return
         body = Text(f"Merge {entries(len(self.members))} into one new entry:\n\n")
         body.append(shorten(one_line(merged.content), 300) + "\n\n", style="bold")
+        fate = (
+            "the members stay (status merged)"
+            if self.service.keeps_merged(self.store)
+            else "the members leave the file and live on in memtui's ledger"
+        )
         body.append(
-            f"{entries(len(retired) + 1)} touched, a backup is kept; the members stay "
-            "(status merged) and the merge can be undone."
+            f"{entries(len(retired) + 1)} touched, a backup is kept; {fate} and the merge can "
+            "be undone."
         )
         ids = [m.id for m in self.members]
         strategy = "keep-base" if self.strategy == "keep-base" else "rule"

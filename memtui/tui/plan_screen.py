@@ -48,6 +48,7 @@ from memtui.textsafe import one_line
 from memtui.tui.diff import record_change
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
+from memtui.tui.lists import MemtuiTree
 from memtui.tui.messages import PlanFileDone
 from memtui.tui.provenance_view import action_wording
 from memtui.views import action_subject, entries, shorten
@@ -107,7 +108,7 @@ class PathScreen(GuardedHandlers, ModalScreen["str | None"]):
         self.dismiss(None)
 
 
-class ActionTree(Tree[str]):
+class ActionTree(MemtuiTree):
     """The plan's actions: space decides (the screen's flip), enter opens a kind."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -163,6 +164,7 @@ def action_detail(action: Action) -> Text:
 
 class PlanScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "Plan review"
+    AUTO_FOCUS = "#actions"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "decide(True)", "Approve", id="plan.approve"),
         Binding("r", "decide(False)", "Reject", id="plan.reject"),

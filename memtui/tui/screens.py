@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from rich.console import Group
 from rich.table import Table
@@ -14,16 +14,60 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widgets import Button, Input, Label, ProgressBar, Select, Static
 
 from memtui.model import Status
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.table_model import QuickFilters, TableModel
 
+SETTLE = 0.5  # seconds without a key before a question takes an answer (see `Question`)
 
-class ConfirmScreen(GuardedHandlers, ModalScreen[bool]):
-    """Says what will happen; `y` does it, `n` or `escape` does not."""
 
+R = TypeVar("R")
+
+
+class Question(ModalScreen[R]):
+    """A question that ignores the keys of typing that was under way when it opened: until
+    `settle` seconds pass without a key, every key but escape is dropped (and restarts the
+    wait), so the rest of a word typed elsewhere never answers it. People read a question
+    for longer than that; a typist's keys come closer together (5 to 12 a second). The app
+    asks `swallows` before a key goes anywhere (app.py)."""
+
+    settle: ClassVar[float] = SETTLE
+    armed = False
+    _arm_timer: Timer | None = None
+
+    def on_mount(self) -> None:
+        self._wait()
+
+    def _wait(self) -> None:
+        if self._arm_timer is not None:
+            self._arm_timer.stop()
+        if self.settle <= 0:
+            self.armed = True
+            return
+        self._arm_timer = self.set_timer(self.settle, self._arm)
+
+    def _arm(self) -> None:
+        self._arm_timer = None
+        self.armed = True
+
+    def swallows(self, key: str) -> bool:
+        """True when `key` came too soon to be an answer (the wait starts again)."""
+        if self.armed or key == "escape":
+            return False
+        if self.is_mounted:
+            self._wait()
+            if key in ("y", "enter"):
+                self.app.bell()  # an answer came too soon: it was not taken
+        return True
+
+
+class ConfirmScreen(GuardedHandlers, Question[bool]):
+    """Says what will happen; `y` or enter on Yes does it, `n` or `escape` does not."""
+
+    AUTO_FOCUS = "#yes"
     HELP_TITLE = "Changing the store: the question"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
@@ -31,8 +75,9 @@ class ConfirmScreen(GuardedHandlers, ModalScreen[bool]):
     ]
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical { width: 72; max-width: 95%; height: auto; border: thick $primary;
-        background: $surface; padding: 1 2; }
+    ConfirmScreen > Vertical { width: 72; max-width: 95%; height: auto; max-height: 95%;
+        border: thick $primary; background: $surface; padding: 1 2; }
+    ConfirmScreen #body { height: auto; max-height: 50vh; }
     ConfirmScreen Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     ConfirmScreen Button { margin-left: 2; }
     """
@@ -45,7 +90,8 @@ class ConfirmScreen(GuardedHandlers, ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Text(self.title_text, style="bold"))
-            yield Static(self.body)
+            # the body scrolls when it is long: the buttons stay on screen at 80x24
+            yield VerticalScroll(Static(self.body), id="body", can_focus=False)
             with Horizontal():
                 yield Button("No (n)", id="no")
                 yield Button("Yes (y)", id="yes", variant="primary")
@@ -57,11 +103,13 @@ class ConfirmScreen(GuardedHandlers, ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
 
-class ReasonConfirmScreen(GuardedHandlers, ModalScreen["str | None"]):
-    """A confirmation that takes an optional reason for the ledger: `y` (or enter in the reason)
-    answers with the reason ("" for none), `n` or `escape` with None."""
+class ReasonConfirmScreen(GuardedHandlers, Question["str | None"]):
+    """A confirmation that takes an optional reason for the ledger. It opens without a text
+    box: `y` or enter on Yes answers ("" for no reason), `n` or `escape` does not; `r` opens the
+    reason box, where every letter types (`y` and `n` too), enter moves to Yes and a second
+    enter on Yes answers with the reason."""
 
-    AUTO_FOCUS = "#no"
+    AUTO_FOCUS = "#yes"
     HELP_TITLE = "Changing the store: a question with a reason"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
@@ -72,8 +120,8 @@ class ReasonConfirmScreen(GuardedHandlers, ModalScreen["str | None"]):
     ReasonConfirmScreen { align: center middle; }
     ReasonConfirmScreen > Vertical { width: 72; max-width: 95%; height: auto; max-height: 95%;
         border: thick $primary; background: $surface; padding: 1 2; }
-    ReasonConfirmScreen #body { height: auto; max-height: 12; }
-    ReasonConfirmScreen Input { margin-top: 1; }
+    ReasonConfirmScreen #body { height: auto; max-height: 40vh; }
+    ReasonConfirmScreen Input { margin-top: 1; display: none; }
     ReasonConfirmScreen Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     ReasonConfirmScreen Button { margin-left: 2; }
     """
@@ -87,9 +135,10 @@ class ReasonConfirmScreen(GuardedHandlers, ModalScreen["str | None"]):
         with Vertical():
             yield Label(Text(self.title_text, style="bold"))
             yield VerticalScroll(Static(self.body), id="body")
-            yield Input(placeholder="reason for the ledger (optional): r, type, enter", id="reason")
+            yield Input(placeholder="reason for the ledger; enter, then enter on Yes", id="reason")
             with Horizontal():
                 yield Button("No (n)", id="no")
+                yield Button("Reason (r)", id="why")
                 yield Button("Yes (y)", id="yes", variant="primary")
 
     def _reason(self) -> str:
@@ -99,18 +148,30 @@ class ReasonConfirmScreen(GuardedHandlers, ModalScreen["str | None"]):
         self.dismiss(self._reason() if yes else None)
 
     def action_reason(self) -> None:
-        self.query_one("#reason", Input).focus()
+        box = self.query_one("#reason", Input)
+        box.display = True
+        box.focus()
+        self.query_one("#yes", Button).label = "Yes (enter)"
+        self.query_one("#no", Button).label = "No (esc)"
 
     def on_input_submitted(self) -> None:
-        self.dismiss(self._reason())
+        # enter ends the reason, it does not answer: Yes takes a second, deliberate enter
+        self.query_one("#yes", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.action_answer(event.button.id == "yes")
+        if event.button.id == "why":
+            self.action_reason()
+        else:
+            self.action_answer(event.button.id == "yes")
 
 
 class WorkingScreen(ModalScreen[None]):
     """A commit in progress: what is written, the stage it is at and the time it has taken. The
     bar is indeterminate until the store reports a stage with counts (`set_progress`)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "app.quit", "Quit once written", id="working.quit"),
+    ]
 
     DEFAULT_CSS = """
     WorkingScreen { align: center middle; }

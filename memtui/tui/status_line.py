@@ -9,26 +9,33 @@ from rich.text import Text
 
 from memtui.service import Store
 from memtui.textsafe import one_line
-from memtui.tui.table_model import COLUMNS, TableModel
+from memtui.tui.table_model import COLUMNS, TableModel, sort_arrow
 
 
 def status_text(
     model: TableModel,
     store: Store | None,
-    path: Path,
+    path: str,
     brief: int,
     *,
     outside_change: bool,
     failed: bool,
     theme: str,
+    where: str = "on disk",
+    read_only: str | None = None,
 ) -> Text:
     """`brief` 0 says everything; 1 shortens the path to its name and drops the theme; 2 also
     drops the format and the sort."""
     text = Text()
     if outside_change:
-        text.append(" changed on disk: ctrl+r reloads ", style="bold reverse")
+        text.append(f" changed {where}: ctrl+r reloads ", style="bold reverse")
         text.append(" ")
-    shown_path = one_line(str(path) if brief == 0 else path.name)
+    if read_only:
+        text.append(" read-only ", style="bold reverse")
+        text.append(" ")
+    # a database URL stays whole (a Path would fold its `//`); a file shortens to its name
+    short = path if "://" in path else Path(path).name
+    shown_path = one_line(path if brief == 0 else short)
     if store is None:
         text.append(shown_path, style="dim")
         text.append(" · failed to open" if failed else " · opening…")
@@ -48,7 +55,7 @@ def status_text(
     described = model.filters.describe()
     if described:
         text.append(f" · {one_line(described)}", style="bold")
-    arrow = "↓" if model.descending else "↑"
+    arrow = sort_arrow(model.sort_key, model.descending)
     sort_name = next((c.title or "status" for c in COLUMNS if c.key == model.sort_key), "")
     if brief < 2:
         text.append(f" · sort {sort_name}{arrow}", style="dim")

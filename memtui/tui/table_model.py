@@ -25,6 +25,13 @@ class Column:
     width: int  # 0: takes the remaining width
     drop_order: int  # narrow screens drop the highest first; 0 never
     align_right: bool = False
+    elapsed: bool = False  # shows the time since a moment: sorting newest first, it ascends
+
+
+def sort_arrow(key: str, descending: bool) -> str:
+    """The arrow that says how the column's shown values run (↓: the largest first)."""
+    elapsed = next((c.elapsed for c in COLUMNS if c.key == key), False)
+    return "↓" if descending != elapsed else "↑"
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -34,8 +41,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("category", "category", 11, 5),
     Column("source", "source", 7, 6),
     Column("user", "user", 10, 3),
-    Column("age", "age", 5, 4, True),
-    Column("used", "used", 5, 7, True),
+    Column("age", "age", 5, 4, True, elapsed=True),
+    Column("used", "used", 5, 7, True, elapsed=True),
     Column("accesses", "uses", 5, 8, True),
     Column("id", "id", 22, 9),
 )
