@@ -385,8 +385,13 @@ def test_the_cli_names_the_later_transactions_and_undoes_them_together(
     assert done.code == 0, done.err  # type: ignore[attr-defined]
     assert open_store(demo).get(entry.id).importance == entry.importance
     together = open_store(demo).history()[0].id
+    undone = open_store(demo).undone()
+    assert {first, first + 1, first + 2} <= set(undone)  # each says it is undone
+    again = cli("undo", demo, first + 2)
+    assert again.code != 0 and "already undone" in again.err  # type: ignore[attr-defined]
     assert cli("undo", demo, together).code == 0  # the together-undo is undone as one
     assert open_store(demo).get(entry.id).importance == 0.33
+    assert not {first, first + 1, first + 2} & set(open_store(demo).undone())
 
 
 async def test_an_empty_filter_says_why_and_clearing_it_keeps_the_row_in_view(

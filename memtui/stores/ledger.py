@@ -298,7 +298,12 @@ def undone_ids(transactions: list[Transaction]) -> dict[int, int]:
     undoers: dict[int, list[int]] = {}
     for tx in transactions:
         if tx.undoes is not None:
-            undoers.setdefault(tx.undoes, []).append(tx.id)
+            # an undo of several transactions together (`undo --with-later`) undoes each
+            together = tx.details.get("undoes_together")
+            targets = together if isinstance(together, list) else [tx.undoes]
+            for target in targets:
+                if isinstance(target, int):
+                    undoers.setdefault(target, []).append(tx.id)
     undone: dict[int, int] = {}
     # newest first, so an undo's own state is known before its target's
     for tx in reversed(transactions):
