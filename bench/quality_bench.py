@@ -53,6 +53,7 @@ from memtui.engine.planner import make_plan
 from memtui.engine.profiles import Profile, get_profile
 from memtui.engine.similarity import jaro_winkler, pi_similarity, tf_cosine
 from memtui.model import Memory
+from tests.consolidation_set import Counts as Scores
 
 CALIBRATION = ROOT / "tests" / "fixtures" / "calibration"
 PAWS = ROOT.parent / "shared" / "data" / "pairs" / "PAWS-X_dev_2k.tsv"
@@ -70,29 +71,6 @@ class Fact:
     group: str
     split: str
     lang: str
-
-
-@dataclasses.dataclass(frozen=True)
-class Scores:
-    tp: int
-    fp: int
-    fn: int
-
-    @property
-    def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
-
-    @property
-    def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
-
-    @property
-    def f1(self) -> float:
-        p, r = self.precision, self.recall
-        return 2 * p * r / (p + r) if p + r else 0.0
-
-    def row(self) -> str:
-        return f"P {self.precision:5.3f}  R {self.recall:5.3f}  F1 {self.f1:5.3f}"
 
 
 def load_facts(folder: Path) -> list[Fact]:
