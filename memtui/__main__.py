@@ -1,3 +1,3 @@
-from memtui.cli import main
+from memtui.launch import main
 
 raise SystemExit(main())
