@@ -111,3 +111,19 @@ def test_aborted_intents_are_reported_and_reclaimed(
     assert "removed 1 aborted transaction from the ledger" in fixed.out
     assert ledger.read_bytes() == before
     assert "leftover" not in cli("doctor", store).out
+
+
+async def test_the_tui_says_on_open_that_the_ledger_needs_a_repair(
+    fixture_copy: Callable[[str], Path], cli: Cli
+) -> None:
+    from memtui.tui import make_app
+
+    store, ledger = _two_edits(fixture_copy, cli)
+    _cut_inside_the_last_transaction(ledger)
+    app = make_app(str(store), watch_interval=0)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        said = [n.message for n in app._notifications]
+    assert any("does not record transaction 2" in m and "memtui doctor" in m for m in said), said

@@ -324,6 +324,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self.sub_title = f"{message.store.path} · {message.store.format_name}"
         self.home.show_store(message.store, message.memories, message.reloaded)
         self._replaced = self._replaced or message.reloaded
+        self._say_problems(message.store)
         if message.reloaded:
             for screen in self.screen_stack[1:]:
                 reloaded = getattr(screen, "store_reloaded", None)
@@ -338,6 +339,20 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
                 self.hint or "This store is empty. `memtui demo` opens a realistic one.",
                 title="Empty store",
                 timeout=10,
+            )
+
+    def _say_problems(self, store: Store) -> None:
+        """What `memtui doctor` would report (a ledger that lost transactions, a damaged
+        sidecar), with what to do: memtui changes nothing in the store until it is repaired."""
+        problems = self.service.problems(store)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            self.notify(
+                f"{problems[0]}{more}. Run `memtui doctor {store.path}`.",
+                title="The store's record needs a repair",
+                severity="error",
+                timeout=60,
+                markup=False,
             )
 
     @on(HaystackReady)
