@@ -23,6 +23,13 @@ NOW = datetime(2026, 12, 1, tzinfo=UTC)
 YEAR_AGO = NOW - timedelta(days=365)
 
 
+@pytest.fixture(autouse=True)
+def _clock_at_the_plans_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plans here are made for NOW; applying them needs the clock there too (a plan made
+    for a later time than the clock is refused)."""
+    monkeypatch.setenv("MEMTUI_NOW", NOW.isoformat().replace("+00:00", "Z"))
+
+
 def _never_used() -> list[Memory]:
     facts = [
         ("Caroline is a single parent", "identity"),

@@ -51,6 +51,13 @@ WORDS = [
 REMOVALS = {"archive", "expire", "deprecate"}
 
 
+@pytest.fixture(autouse=True)
+def _clock_at_the_plans_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plans here are made for NOW; applying them needs the clock there too (a plan made
+    for a later time than the clock is refused)."""
+    monkeypatch.setenv("MEMTUI_NOW", NOW.isoformat().replace("+00:00", "Z"))
+
+
 def _entry(n: int, *, old: bool, user: str | None = None) -> Memory:
     """An entry past every profile's decay and expiry line (`old`), or a fresh important one;
     no two share a word, so nothing merges."""
