@@ -155,6 +155,37 @@ async def test_a_question_answers_once_it_has_been_quiet(
     assert transactions(demo) == before + 1
 
 
+async def test_keys_typed_together_and_handled_late_never_answer(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a busy machine the keys of "buy" can reach the question after it armed: they were
+    read a few milliseconds apart, so they still count as typing, and do not answer it."""
+    from textual import events
+
+    monkeypatch.setattr(Question, "settle", 0.05)
+    before = transactions(demo)
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await pilot.press("u")
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, ConfirmScreen)
+        for _ in range(500):
+            if screen.armed:
+                break
+            await pilot.pause(0.01)
+        assert screen.armed
+        late = events.Key("y", "y")
+        late.time = app._last_key_time + 0.01  # read right after the "u", handled now
+        app.post_message(late)
+        await ready(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.pause(0.1)
+        await answer(app, pilot, "y")  # a "y" after a pause answers
+    assert transactions(demo) == before + 1
+
+
 async def test_n_in_a_question_is_no_and_never_the_new_entry_form(demo: Path) -> None:
     before = transactions(demo)
     app = app_for(demo)

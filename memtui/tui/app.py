@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import signal
 import sys
 from datetime import UTC, datetime
@@ -94,6 +95,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self.config_path = config_path
         self.hint = hint
         self.store: Store | None = None
+        self._last_key_time = -math.inf  # when the latest key was read (Question.swallows)
         self.history: History | None = None
         self.load_problem: str | None = None
         self.theme_problems: list[str] = []
@@ -133,8 +135,10 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     async def on_event(self, event: events.Event) -> None:
         # a question just opened drops the keys of typing under way (screens.Question)
         if isinstance(event, events.Key) and not event.is_forwarded:
+            gap = event.time - self._last_key_time
+            self._last_key_time = max(self._last_key_time, event.time)
             screen = self.screen
-            if isinstance(screen, Question) and screen.swallows(event.key):
+            if isinstance(screen, Question) and screen.swallows(event.key, gap):
                 return
         await super().on_event(event)
 

@@ -3,6 +3,7 @@ filters."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable
 from typing import ClassVar, TypeVar
@@ -53,9 +54,12 @@ class Question(ModalScreen[R]):
         self._arm_timer = None
         self.armed = True
 
-    def swallows(self, key: str) -> bool:
-        """True when `key` came too soon to be an answer (the wait starts again)."""
-        if self.armed or key == "escape":
+    def swallows(self, key: str, gap: float = math.inf) -> bool:
+        """True when `key` came too soon to be an answer (the wait starts again): before the
+        question was quiet for `settle`, or less than `settle` after the key before it (`gap`,
+        between the times the keys were read: keys typed together and handled late, on a
+        busy machine, still count as typed together)."""
+        if key == "escape" or self.settle <= 0 or (self.armed and gap >= self.settle):
             return False
         if self.is_mounted:
             self._wait()
