@@ -164,22 +164,10 @@ def _rescaled_matrix(
     vectors: Sequence[tuple[str, np.ndarray] | None],
 ) -> tuple[np.ndarray, np.ndarray]:
     """(rescaled cosines, comparable?) of every pair of some entries."""
-    n = len(vectors)
-    sims = np.zeros((n, n))
-    comparable = np.zeros((n, n), dtype=bool)
-    spaces: dict[str, list[int]] = {}
-    for i, v in enumerate(vectors):
-        if v is not None:
-            spaces.setdefault(_space(v), []).append(i)
-    for members in spaces.values():
-        entries = [vectors[i] for i in members]
-        matrix = np.stack([e[1] for e in entries])  # type: ignore[index]
-        cjk = np.array([e[0].endswith(_CJK_TAG) for e in entries])  # type: ignore[index]
-        floor = np.where(np.outer(cjk, cjk), EMBED_FLOOR_CJK, EMBED_FLOOR)
-        cell = np.ix_(members, members)
-        sims[cell] = np.clip((matrix @ matrix.T - floor) / (1.0 - floor), 0.0, 1.0)
-        comparable[cell] = True
-    return sims, comparable
+    cosines, comparable, both_cjk = _raw(vectors)
+    floor = np.where(both_cjk, EMBED_FLOOR_CJK, EMBED_FLOOR)
+    rescaled = np.clip((cosines - floor) / (1.0 - floor), 0.0, 1.0)
+    return np.where(comparable, rescaled, 0.0), comparable
 
 
 # -- the subject tier (engine/subject_tier.py) ------------------------------------------------
