@@ -116,6 +116,14 @@ class FormatDefaults:
     ) -> None:
         return None
 
+    def successor(self, raw: dict[str, Any], current: dict[str, Any] | None) -> dict[str, Any]:
+        """The record as it is (a format with a version counter moves it forward)."""
+        return raw
+
+    def record_image(self, image: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any] | None:
+        """The record itself: the ledger keeps it so undo writes it back byte for byte."""
+        return raw
+
     def write_lock(self, file: Path) -> AbstractContextManager[None]:
         """pi's lock protocol on `<file>.lock` (the agent takes no lock of its own)."""
         return store_lock(file)

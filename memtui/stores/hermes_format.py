@@ -133,13 +133,6 @@ class HermesFormat(FormatDefaults):
     def keeps(self, memory: Memory) -> bool:
         return memory.status is Status.ACTIVE
 
-    def successor(self, raw: dict[str, Any], current: dict[str, Any] | None) -> dict[str, Any]:
-        return raw
-
-    def record_image(self, image: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any] | None:
-        """The record itself: its text is what the file holds, its id what finds it again."""
-        return raw
-
     def new_id(self, doc: Document, now: datetime) -> str:
         while True:
             ident = f"n{os.urandom(4).hex()}"

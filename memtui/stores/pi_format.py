@@ -149,14 +149,6 @@ class PiFormat(FormatDefaults):
     def keeps(self, memory: Memory) -> bool:
         return memory.status is Status.ACTIVE
 
-    def successor(self, raw: dict[str, Any], current: dict[str, Any] | None) -> dict[str, Any]:
-        """The record to write over `current` (this format keeps no version counter)."""
-        return raw
-
-    def record_image(self, image: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any] | None:
-        """The record itself: the ledger keeps it so undo writes it back byte for byte."""
-        return raw
-
     def header(self, doc: Document) -> dict[str, Any] | None:
         return file_header(doc, None)
 
