@@ -7,6 +7,7 @@ option values too) exit 2.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -438,6 +439,7 @@ def _run_tui(store: str | None, svc: Service, start_screen: str | None = None) -
 Command = Callable[[argparse.Namespace, Service], int]
 
 
+@functools.cache  # one parser per process: building it costs more than most commands
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="memtui",
