@@ -462,7 +462,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(func=func)
         if json_flag:
-            p.add_argument("--json", action="store_true", help="print JSON (see README)")
+            p.add_argument("--json", action="store_true", help="print JSON (docs/design.md)")
         return p
 
     p = command("demo", cmd_demo, "write a realistic demo store and open it", json_flag=False)

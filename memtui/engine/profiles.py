@@ -1,6 +1,6 @@
 """The consolidation profiles: every parameter of every rule, in one typed place.
 
-`pi`, `longterm` and `thesearch` reproduce their source systems (DESIGN.md §4); `default` (for
+`pi`, `longterm` and `thesearch` reproduce their sources (docs/design.md#profiles); `default` (for
 native stores) is memtui's own method: the `memtui` similarity, average-linkage groups, rule
 wording that only adds clauses with new content, decay anchored on use, archive instead of
 delete, and a decision before a once-important fact is archived. Any parameter can be

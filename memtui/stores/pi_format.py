@@ -1,4 +1,4 @@
-"""The pi agent's `memory-store.json` (see the pi FORMAT notes in DESIGN.md §2-3).
+"""The pi agent's `memory-store.json` (field by field: docs/formats.md, `pi`).
 
 Entries are read with pi's own defaults; entries memtui does not change are written back as
 they were, and the file keeps pi's layout: 2-space indented JSON, mode 0600.

@@ -1,6 +1,6 @@
 """`Store`: an opened store file and the one transaction API that changes it.
 
-Contracts (DESIGN.md §3): a commit is atomic (temp file + rename; for non-native stores a
+Contracts (docs/design.md#transactions): a commit is atomic (temp + rename; for non-native stores a
 write-ahead ledger entry, resolved on the next read if the writer died), keeps a backup of the
 file it replaces, records before/after images in the ledger, refuses to overwrite entries an
 outside writer changed (and re-bases when the entries it touches are unchanged), and undo is a
