@@ -77,7 +77,7 @@ class ExportReport:
     """pi: entries whose category is not one of pi's types, by category (written as fact)."""
 
 
-def export_store(store: MemoryStore, dest: Path, format_name: str, now: datetime) -> ExportReport:
+def export_store(store: MemoryStore, dest: Path, export_as: str, now: datetime) -> ExportReport:
     """Write the store's entries to a new file in another (or the same) format.
 
     The same format keeps every record as the source has it (unknown keys, layout).
@@ -85,11 +85,9 @@ def export_store(store: MemoryStore, dest: Path, format_name: str, now: datetime
     them); one that numbers its ids (longterm) renumbers other ids (the old id kept as
     `memtui_id`); one with a fixed set of categories (pi) counts the others (written as fact).
     """
-    fmt = EXPORTS.get(format_name)
+    fmt = EXPORTS.get(export_as)
     if fmt is None:
-        raise MemtuiError(
-            f"unknown export format {format_name!r} (use {', '.join(EXPORT_FORMATS)})"
-        )
+        raise MemtuiError(f"unknown export format {export_as!r} (use {', '.join(EXPORT_FORMATS)})")
     _refuse_existing(dest)
     memories = store.memories()
     renumbered = False
@@ -117,7 +115,7 @@ def export_store(store: MemoryStore, dest: Path, format_name: str, now: datetime
         for m in doc.memories.values():
             if m.category not in categories:
                 as_fact[m.category] = as_fact.get(m.category, 0) + 1
-    return ExportReport(dest, format_name, written, len(memories) - written, renumbered, as_fact)
+    return ExportReport(dest, export_as, written, len(memories) - written, renumbered, as_fact)
 
 
 def _renumber(memories: list[Memory]) -> list[Memory]:

@@ -75,7 +75,7 @@ Stamp = tuple[int, int, int, int]
 class PgStore(LedgerViews):
     format_name = "postgres"
     # the Go system's table: it plans as the Go system's files do
-    traits = FormatTraits(default_profile="longterm", copies_table=True)
+    traits = FormatTraits(default_profile="longterm", ledger_in_store=True, copies_table=True)
     place = "in the database"
     sidecar: Path | None = None  # memtui keeps no files beside a database
 
