@@ -31,7 +31,7 @@ class OneALine(FormatDefaults):
     name = "lines"
     file_mode = 0o644
     traits = FormatTraits(
-        content_cap=80,
+        content_cap=200,
         keeps=frozenset({Status.ACTIVE}),
         ids=IdStyle("t", "none", 6),
         default_profile="longterm",
@@ -100,11 +100,33 @@ def test_the_service_opens_edits_merges_and_undoes_a_new_format(toy: Path) -> No
     assert [m.content for m in svc.open(toy).memories()][1] == "Deploys go out on Fridays"
 
 
+def test_a_plan_for_a_new_format_uses_its_profile_and_ids_and_is_undone(toy: Path) -> None:
+    toy.write_bytes(
+        MAGIC + b"t1: The user lives in Berlin and works at a bank\n"
+        b"t2: The user lives in Berlin and works at a bank now\n"
+        b"t3: Tabs, not spaces\n"
+        b"t4: the user lives in berlin, works at a bank\n"
+    )
+    before = toy.read_bytes()
+    svc = Service(clock=lambda: NOW)
+    store = svc.open(toy)
+    plan = svc.plan(store, svc.profile(store))
+    assert plan.profile == "longterm"
+    [merge] = [a for a in plan.actions if a.kind == "merge"]
+    [created] = [m for m in merge.after if m.id not in {b.id for b in merge.before}]
+    assert created.id.startswith("t") and len(created.id) == 7
+    svc.apply(store, plan)
+    assert f"{created.id}: ".encode() in toy.read_bytes()
+    assert [m.id for m in store.memories()] == ["t3", created.id]  # members left the file
+    svc.undo(store)
+    assert toy.read_bytes() == before
+
+
 def test_its_traits_refuse_what_it_cannot_hold_and_nothing_is_written(toy: Path) -> None:
     svc = Service(clock=lambda: NOW)
     store = svc.open(toy)
-    with pytest.raises(MemtuiError, match="81 characters; lines stores cap content at 80"):
-        svc.new_memory(store, "x" * 81)
+    with pytest.raises(MemtuiError, match="201 characters; lines stores cap content at 200"):
+        svc.new_memory(store, "x" * 201)
     with pytest.raises(MemtuiError, match="lines store's entries carry no user"):
         svc.new_memory(store, "Ask Dana", user_id="dana")
     refusal = svc.status_refusal(store, store.get("t1"), Status.ARCHIVED)
