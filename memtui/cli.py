@@ -29,7 +29,7 @@ from memtui.cli_common import (
 )
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
-from memtui.model import STATUS_SYMBOL, Status
+from memtui.model import STATUS_SYMBOL
 from memtui.service import DEFAULT_DEMO_SIZE, DEMO_MAX_SIZE, EXPORT_FORMATS, EntryEdit, Service
 from memtui.textsafe import literal, one_line
 from memtui.times import format_iso
@@ -232,8 +232,9 @@ def cmd_edit(args: argparse.Namespace, svc: Service) -> int:
         emit_json(transaction_detail(tx))
         return 0
     note = ""
-    if store.format_name == "pi" and status is not None and status is not Status.ACTIVE:
-        note = " (pi keeps only active entries: it left the file; the ledger keeps it)"
+    if status is not None and not store.traits.holds(status):
+        kept = f"{store.format_name} keeps only {store.traits.kept} entries"
+        note = f" ({kept}: it left the file; the ledger keeps it)"
     print_done(f"edited {one_line(args.id)} in transaction {tx.id}{note}", store, tx)
     return 0
 

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from memtui.engine.planner import Step
 
 PROFILE_NAMES = ("pi", "longterm", "thesearch", "default")
-DEFAULT_FOR_FORMAT = {"pi": "pi", "longterm": "longterm", "native": "default"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,10 +231,6 @@ PROFILES: dict[str, Profile] = {
         expire_kind="archive",
     ),
 }
-
-
-def profile_for_format(format_name: str) -> str:
-    return DEFAULT_FOR_FORMAT.get(format_name, "default")
 
 
 def get_profile(name: str) -> Profile:

@@ -430,9 +430,10 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         body.append(f"{verb} {one_line(current.id)}", style="bold")
         body.append(f" ({current.status.value} → {status.value}):\n")
         body.append(shorten(one_line(current.content), 240) + "\n\n")
-        if status is Status.DELETED and store.format_name == "pi":
+        if status is Status.DELETED and not store.traits.holds(status):
             body.append(
-                "pi stores hold active entries only: the entry leaves the file and lives on "
+                f"{store.format_name} stores hold {store.traits.kept} entries only: the entry "
+                "leaves the file and lives on "
                 "in memtui's ledger, from where u (or `memtui restore`) brings it back. "
             )
         elif status is Status.DELETED:
