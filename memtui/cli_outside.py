@@ -60,12 +60,14 @@ def cmd_watch(args: argparse.Namespace, svc: Service) -> int:
 
     def report(store: Store, event: Transaction) -> None:
         if args.json:
-            n = counts(_changes(event))
-            record = {"store": str(store.path), "event": event.id, "at": format_iso(event.at)}
-            print(
-                literal_json({**record, **n, "fingerprint": store.fingerprint}),
-                flush=True,
-            )
+            record: dict[str, Any] = {
+                "store": str(store.path),
+                "event": event.id,
+                "at": format_iso(event.at),
+            }
+            for c in _changes(event):
+                record.setdefault(c.kind, []).append(c.id)
+            print(literal_json({**record, "fingerprint": store.fingerprint}), flush=True)
         else:
             when = format_iso(event.at.replace(microsecond=0))
             print(f"{when}  {literal(str(store.path))}: {event.reason} (event a{event.id})")
