@@ -118,10 +118,20 @@ class OutsideService:
                 )
         else:
             wanted = [self._last_change(store, events, ident) for ident in dict.fromkeys(ids)]
+        return self.restore_changes(store, wanted)
+
+    def restore_changes(self, store: Store, wanted: Sequence[OutsideChange]) -> Transaction:
+        """Each of `wanted` (changes the agent made) back to its `before`, as one undoable
+        transaction; entries already as they were are left alone."""
+        record = self.record(store)
+        record.catch_up(store, self.svc.now())
         changes = []
         for c in wanted:
             memory = c.before_memory()
-            assert memory is not None
+            if memory is None:
+                raise ConflictError(
+                    f"{store.path}: the agent added {c.id}; there is nothing earlier to bring back"
+                )
             now = store.find(c.id)
             if now is not None and now == store.visible(memory):
                 continue

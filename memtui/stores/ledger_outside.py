@@ -280,7 +280,10 @@ class OutsideRecord:
     def catch_up(self, store: MemoryStore, now: datetime) -> Transaction | None:
         """Record what changed in `store` since the state memtui last saw, apart from memtui's
         own transactions, as one outside event; the store as it is becomes the state seen.
-        The first time, the store as it is is the state seen (nothing to compare with)."""
+        The first time, the store as it is is the state seen (nothing to compare with). A
+        store read before another writer changed it says nothing new (None)."""
+        if store.changed_on_disk():
+            return None
         current = state_of(store)
         newest = _newest_tx(store)
         seen = self.seen()
