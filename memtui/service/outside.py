@@ -16,7 +16,6 @@ from pathlib import Path
 from memtui.errors import ConflictError, MemtuiError, NotFoundError
 from memtui.service.base import ServiceBase, Store, side_folder
 from memtui.stores import Actor, Change, Transaction
-from memtui.stores.files import FileStamp
 from memtui.stores.ledger_outside import (
     AGENT,
     OutsideChange,
@@ -186,32 +185,28 @@ class OutsideService:
         """Record every outside change to `stores` until `stop` is set: file stores on their
         folder's file events (checked every `poll` seconds as well, for events a network
         file system does not send), databases every `poll` seconds."""
-        files: dict[Path, list[Store]] = {}
+        folders: set[Path] = set()  # where the file events come from
+        names: set[str] = set()  # the store files in them (a folder store: every file)
         for store in stores:
             file = getattr(store, "file", None)
             if isinstance(file, Path):
-                files.setdefault(file.parent, []).append(store)
-        stamps: dict[int, object] = {}
+                folders.add(file if file.is_dir() else file.parent)
+                names.add("*" if file.is_dir() else file.name)
 
         def check(store: Store, first: bool = False) -> None:
-            file = getattr(store, "file", None)
-            stamp = FileStamp.of(file) if isinstance(file, Path) else None
-            if stamp is not None and stamps.get(id(store)) == stamp:
-                return
-            if stamp is None and not first and not store.changed_on_disk():
-                return
+            if not first and not store.changed_on_disk():
+                return  # a stat for a file; a database's own change counters
             try:
                 store.reload()
             except MemtuiError:
                 return  # caught mid-write (a writer without atomic rename): the next event
-            stamps[id(store)] = stamp
             event = self.catch_up(store)
             if event is not None:
                 report(store, event)
 
         for store in stores:
             check(store, first=True)
-        if not files:
+        if not folders:
             ready()
             while not stop.wait(poll):
                 for store in stores:
@@ -219,13 +214,11 @@ class OutsideService:
             return
         import watchfiles
 
-        names = {s.file.name for group in files.values() for s in group if hasattr(s, "file")}
-
         def wanted(_change: watchfiles.Change, path: str) -> bool:
-            return Path(path).name in names
+            return "*" in names or Path(path).name in names
 
         watching = watchfiles.watch(
-            *files,
+            *folders,
             watch_filter=wanted,
             stop_event=stop,
             debounce=200,
@@ -234,14 +227,13 @@ class OutsideService:
             yield_on_timeout=True,
             force_polling=force_polling,
             raise_interrupt=False,
+            recursive="*" in names,
         )
         ready()
-        for batch in watching:
-            touched = {Path(p).parent for _, p in batch} if batch else set(files)
-            for folder in touched:
-                for store in files.get(folder, []):
-                    check(store)
-            for store in stores:  # databases, and a file whose event was missed
+        # on each batch of events, and every `poll` seconds without one (databases, and a
+        # file whose event was missed), every store is checked
+        for _batch in watching:
+            for store in stores:
                 check(store)
             if stop.is_set():
                 break

@@ -11,7 +11,9 @@ it is not an outside change.
 from __future__ import annotations
 
 import contextlib
+import copy
 import gzip
+import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -24,7 +26,7 @@ import orjson
 from memtui.errors import MemtuiError
 from memtui.jsonout import dumps
 from memtui.model import Memory
-from memtui.stores.files import atomic_write
+from memtui.stores.files import FileStamp, atomic_write
 from memtui.stores.ledger import (
     ChangeImage,
     LedgerEntryError,
@@ -109,8 +111,13 @@ class SeenState:
 
 def entry_hash(memory: Memory, raw: dict[str, Any] | None) -> str:
     """Changes whenever the agent changes the entry (its record in the store's own format
-    where the store keeps one)."""
-    return image_fingerprint(raw if raw is not None else memory.to_dict())
+    where the store keeps one, its keys' order included)."""
+    if raw is None:
+        return image_fingerprint(memory.to_dict())
+    try:
+        return hashlib.blake2b(orjson.dumps(raw), digest_size=8).hexdigest()
+    except orjson.JSONEncodeError:
+        return image_fingerprint(raw)
 
 
 def essence(image: Mapping[str, Any]) -> str:
@@ -128,12 +135,24 @@ def raw_records(store: MemoryStore) -> Mapping[str, dict[str, Any]]:
     return document().raws if callable(document) else {}
 
 
-def state_of(store: MemoryStore) -> dict[str, SeenEntry]:
+def state_of(
+    store: MemoryStore, previous: Mapping[str, SeenEntry] | None = None
+) -> dict[str, SeenEntry]:
+    """The store's entries as memtui sees them now (an entry unchanged since `previous` keeps
+    its image from there)."""
     raws = raw_records(store)
+    previous = previous or {}
     out = {}
     for position, memory in enumerate(store.memories()):
         raw = raws.get(memory.id)
-        out[memory.id] = SeenEntry(entry_hash(memory, raw), memory.to_dict(), raw, position)
+        h = entry_hash(memory, raw)
+        was = previous.get(memory.id)
+        if was is not None and was.hash == h:
+            out[memory.id] = (
+                was if was.position == position else SeenEntry(h, was.image, was.raw, position)
+            )
+        else:
+            out[memory.id] = SeenEntry(h, memory.to_dict(), raw, position)
     return out
 
 
@@ -187,10 +206,16 @@ class OutsideRecord:
         self.owner = owner
         self.seen_path = folder / SEEN
         self.events_path = folder / EVENTS
+        # the state as last read or written, while its file is unchanged (a watcher's loop)
+        self._seen: tuple[FileStamp | None, SeenState] | None = None
+        self._last_event: tuple[FileStamp | None, int] | None = None
 
     # -- the last seen state --------------------------------------------------------------
 
     def seen(self) -> SeenState | None:
+        stamp = FileStamp.of(self.seen_path)
+        if stamp is not None and self._seen is not None and self._seen[0] == stamp:
+            return copy.copy(self._seen[1])
         try:
             data = self.seen_path.read_bytes()
         except FileNotFoundError:
@@ -198,7 +223,9 @@ class OutsideRecord:
         except OSError as e:
             raise MemtuiError(f"{self.seen_path}: cannot read ({e.strerror})") from None
         try:
-            return SeenState.from_dict(orjson.loads(gzip.decompress(data)))
+            state = SeenState.from_dict(orjson.loads(gzip.decompress(data)))
+            self._seen = (stamp, copy.copy(state))
+            return state
         except (OSError, EOFError, orjson.JSONDecodeError, LedgerEntryError):
             # a damaged state is seen again from the store (nothing in it is the only copy:
             # every outside change is in the event log)
@@ -206,8 +233,9 @@ class OutsideRecord:
 
     def save(self, state: SeenState) -> None:
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        data = gzip.compress(dumps(state.to_dict()), compresslevel=5, mtime=0)
+        data = gzip.compress(dumps(state.to_dict()), compresslevel=1, mtime=0)
         atomic_write(self.seen_path, data, mode=0o600)
+        self._seen = (FileStamp.of(self.seen_path), copy.copy(state))
 
     # -- outside events -------------------------------------------------------------------
 
@@ -231,16 +259,23 @@ class OutsideRecord:
         return out
 
     def last_event(self) -> int:
+        stamp = FileStamp.of(self.events_path)
+        if stamp is not None and self._last_event is not None and self._last_event[0] == stamp:
+            return self._last_event[1]
         events = self.events()
         if events:
-            return events[-1].id
-        archives = self._archives()
-        return self._archived_through(archives[-1]) if archives else 0
+            last = events[-1].id
+        else:
+            archives = self._archives()
+            last = self._archived_through(archives[-1]) if archives else 0
+        self._last_event = (stamp, last)
+        return last
 
     def append(self, event: Transaction) -> None:
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         SidecarLedger(self.events_path, None).append({"tx": event.to_dict(), "store": self.owner})
         self.compact()
+        self._last_event = (FileStamp.of(self.events_path), event.id)
 
     def _archives(self) -> list[Path]:
         found = []
@@ -284,9 +319,9 @@ class OutsideRecord:
         store read before another writer changed it says nothing new (None)."""
         if store.changed_on_disk():
             return None
-        current = state_of(store)
-        newest = _newest_tx(store)
         seen = self.seen()
+        current = state_of(store, seen.entries if seen is not None else None)
+        newest = _newest_tx(store)
         if seen is None:
             last = self.last_event()
             self.save(SeenState(now, newest, last, current, now, last))
