@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memtui.cli_common import UsageError, emit_json, print_done
+from memtui.errors import MemtuiError
 from memtui.service import Service, Store, Transaction, parse_time
 from memtui.service.outside import AGENT, OutsideChange, OutsideService, SinceLooked, counts
 from memtui.textsafe import literal, one_line
@@ -136,8 +137,12 @@ def add_restore_options(p: argparse.ArgumentParser) -> None:
 
 
 def look(svc: Service, store: Store) -> SinceLooked | None:
-    """What the agent changed since the person last looked (now they have)."""
-    return OutsideService(svc).look(store)
+    """What the agent changed since the person last looked (now they have); None also where
+    the record cannot be kept (a read-only folder): the command works all the same."""
+    try:
+        return OutsideService(svc).look(store)
+    except (MemtuiError, OSError):
+        return None
 
 
 def stats_fields(since: SinceLooked | None) -> dict[str, Any]:
@@ -149,8 +154,14 @@ def stats_fields(since: SinceLooked | None) -> dict[str, Any]:
 
 
 def with_outside_events(svc: Service, store: Store, history: list[Transaction]) -> list[Any]:
-    """memtui's transactions (newest first) with the agent's outside events among them."""
-    events = OutsideService(svc).events(store, archived=True)
+    """memtui's transactions (newest first) with the agent's outside events among them (what
+    the agent changed since memtui last saw the store recorded first)."""
+    outside = OutsideService(svc)
+    try:
+        outside.catch_up(store)
+        events = outside.events(store, archived=True)
+    except (MemtuiError, OSError):
+        return history
     merged = [*history, *events]
     merged.sort(key=lambda t: (t.at, t.actor != AGENT), reverse=True)
     return merged

@@ -185,3 +185,24 @@ def test_the_record_is_bounded_and_older_events_stay_readable_in_archives(
     assert events[-1].changes[0].before is not None
     assert events[-1].changes[0].before["content"].startswith("version 28 ")
     assert record.disk_bytes() < 30 * 2000
+
+
+def test_watch_refuses_bad_arguments_in_one_line(tmp_path: Path, cli: Cli) -> None:
+    missing = cli("watch", tmp_path / "nope.json")
+    assert (
+        missing.code == 1
+        and missing.err.strip() == f"memtui: {tmp_path / 'nope.json'}: no such file"
+    )
+    poll = cli("watch", tmp_path / "nope.json", "--poll", "0")
+    assert poll.code == 2 and poll.err.strip() == "memtui: --poll must be more than 0 seconds"
+    assert not list(tmp_path.iterdir())
+
+
+def test_history_records_what_the_agent_changed_before_it_lists(
+    fixture_copy: Callable[[str], Path], cli: Cli
+) -> None:
+    path = fixture_copy("example-store.json")
+    assert cli("history", path).code == 0  # memtui sees the store a first time
+    _pi_agent(path, lambda ms: ms.pop(0))
+    history = cli("history", path)
+    assert "agent outside   1 entry     the agent added 0, changed 0, removed 1" in history.out

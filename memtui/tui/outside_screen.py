@@ -83,7 +83,9 @@ def with_outside_events(
 ) -> list[Transaction]:
     """memtui's transactions (newest first) with the agent's outside events among them."""
     try:
-        events = OutsideService(service).events(store, archived=True)
+        outside = OutsideService(service)
+        outside.catch_up(store)
+        events = outside.events(store, archived=True)
     except (MemtuiError, OSError):
         return history
     merged = [*history, *events]
