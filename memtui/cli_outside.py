@@ -84,7 +84,8 @@ def cmd_watch(args: argparse.Namespace, svc: Service) -> int:
     def stop_now(signum: int, frame: object) -> None:
         stop.set()
 
-    before = {s: signal.signal(s, stop_now) for s in (signal.SIGINT, signal.SIGTERM)}
+    stopping = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    before = {s: signal.signal(s, stop_now) for s in stopping}
     try:
         OutsideService(svc).watch(stores, stop, report, ready=ready, poll=args.poll)
     finally:
