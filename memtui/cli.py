@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from memtui import __version__, cli_curate, interrupts, locations
+from memtui import __version__, cli_curate, cli_outside, interrupts, locations
 from memtui.cli_common import (
     UsageError,
     check_fraction,
@@ -91,9 +91,11 @@ def _to_the_second(iso: str) -> str:
 
 
 def cmd_stats(args: argparse.Namespace, svc: Service) -> int:
-    stats = store_stats(svc.open(args.store))
+    store = svc.open(args.store)
+    stats = store_stats(store)
+    since = cli_outside.look(svc, store)
     if args.json:
-        emit_json(stats)
+        emit_json({**stats, **cli_outside.stats_fields(since)})
         return 0
     print(f"{literal(stats['path'])}  ({stats['format']} store)")
     print(f"  entries     {stats['total']}  (tenured {stats['tenured']})")
@@ -113,6 +115,8 @@ def cmd_stats(args: argparse.Namespace, svc: Service) -> int:
         f"  ledger      {counted(stats['transactions'], 'transaction')}, "
         f"{counted(stats['backups'], 'backup')}"
     )
+    if since is not None:
+        print(f"  {since.line}")
     return 0
 
 
@@ -244,16 +248,16 @@ def cmd_history(args: argparse.Namespace, svc: Service) -> int:
         raise UsageError("--limit must be 1 or more")
     store = svc.open(args.store)
     undone = store.undone()
-    history = store.history()
+    history = cli_outside.with_outside_events(svc, store, store.history())
     if args.limit is not None:
         history = history[: args.limit]
     if args.json:
-        emit_json([transaction_record(tx, undone.get(tx.id)) for tx in history])
+        emit_json([transaction_record(tx, cli_outside.undone_by(tx, undone)) for tx in history])
         return 0
     if not history:
         print("no transactions yet", file=sys.stderr)
     for tx in history:
-        print(_tx_line(tx, undone.get(tx.id)))
+        print(cli_outside.history_line(tx) or _tx_line(tx, undone.get(tx.id)))
     return 0
 
 
@@ -561,6 +565,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", required=True, choices=EXPORT_FORMATS)
 
     cli_curate.add_commands(command)
+    cli_outside.add_commands(command)
     sub.choices["label"].set_defaults(func=cmd_label)
     p = command(
         "doctor", cmd_doctor, "what is wrong with a store's ledger and sidecar", json_flag=False
