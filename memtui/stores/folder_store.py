@@ -1,0 +1,129 @@
+"""A store that is a folder of files (Claude Code's memory folder): the file store's
+transaction API (ledger, backups, undo, conflict checks) over the folder taken as one value.
+
+The folder is read as `folder_tx.pack` of its files, so the hash, the backups, the ledger's
+`sha_after` and the conflict check work on it as on one file; it is written by
+`folder_tx.commit` (write-ahead intent, temps, renames). Each file's times come from `stat`,
+kept beside the packed value (they are no part of its hash: a touch is no change)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memtui.errors import StoreFormatError
+from memtui.stores import folder_tx
+from memtui.stores.backups import DEFAULT_KEEP
+from memtui.stores.claude_format import KIND, MEMBER_PATTERNS, claude_folder
+from memtui.stores.detect import parse_store
+from memtui.stores.document import Document, StoreFormat
+from memtui.stores.files import real_path, writing
+from memtui.stores.store import Store, _Overtaken
+from memtui.times import format_iso
+
+
+class FolderStore(Store):
+    recovered: str | None = None
+    """What opening it finished of a change an interrupted memtui had decided."""
+    _times: dict[str, tuple[float, float]] = {}  # noqa: RUF012 (replaced, never changed)
+
+    @classmethod
+    def open_folder(cls, folder: Path, keep_backups: int = DEFAULT_KEEP) -> FolderStore:
+        """The store is the folder (also when the user named its MEMORY.md)."""
+        sidecar = folder.with_name(folder.name + ".memtui")
+        recovered = folder_tx.recover(folder, sidecar)  # before anything else is read
+        data, times = _read(folder)
+        fmt, doc = parse_store(data, folder)
+        _with_times(doc, times)
+        store = cls(folder, fmt, doc, data, keep_backups)
+        store._times = times
+        store.recovered = recovered
+        return store
+
+    def findings(self) -> list[str]:
+        """Index lines that point at no file, files the index does not list."""
+        return list(self._doc.header.get("findings", []))
+
+    # -- the hooks `Store` reads and writes through ------------------------------------------
+
+    def _names(self) -> list[str]:
+        return folder_tx.member_names(self.file, MEMBER_PATTERNS)
+
+    def _stamp_now(self) -> Any:
+        return folder_tx.fingerprint(self.file, self._names())
+
+    def _read_data(self) -> bytes:
+        data, self._times = _read(self.file)
+        return data
+
+    def _parse(self, data: bytes) -> tuple[StoreFormat, Document]:
+        fmt, doc = parse_store(data, self.path)
+        _with_times(doc, getattr(self, "_times", {}))
+        return fmt, doc
+
+    def _clean_up(self) -> None:
+        folder_tx.recover(self.file, self.sidecar)
+
+    def _write_data(self, data: bytes, mode: int | None, before_rename: Callable[[], None]) -> None:
+        before = folder_tx.read_members(self.file, self._names())
+        current = orjson.loads(data)["files"]
+        after = {name: text.encode("utf-8") for name, text in current.items()}
+        try:
+            with writing(self.file, len(data)):
+                folder_tx.commit(
+                    self.file,
+                    self.sidecar,
+                    before,
+                    after,
+                    new_mode=self.format.file_mode,
+                    before_rename=before_rename,
+                )
+        except folder_tx.Overtaken:
+            raise _Overtaken from None
+
+
+def _read(folder: Path) -> tuple[bytes, dict[str, tuple[float, float]]]:
+    names = folder_tx.member_names(folder, MEMBER_PATTERNS)
+    raw = folder_tx.read_members(folder, names)
+    files: dict[str, str] = {}
+    times: dict[str, tuple[float, float]] = {}
+    for name, data in raw.items():
+        try:
+            files[name] = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise StoreFormatError(
+                f"{folder / name}: not valid UTF-8 (byte 0x{data[e.start]:02X} at offset "
+                f"{e.start}); Claude Code memory files are UTF-8 text"
+            ) from None
+        st = os.stat(folder / name)
+        times[name] = (min(st.st_ctime, st.st_mtime), st.st_mtime)
+    return folder_tx.pack(KIND, files), times
+
+
+def _with_times(doc: Document, times: dict[str, tuple[float, float]]) -> None:
+    for ident, raw in doc.raws.items():
+        if ident not in times or "updated" in raw:
+            continue
+        created, updated = times[ident]
+        raw["created"] = format_iso(from_timestamp(created))
+        raw["updated"] = format_iso(from_timestamp(updated))
+        doc.memories[ident] = doc.memories[ident].with_(
+            created_at=from_timestamp(created), updated_at=from_timestamp(updated)
+        )
+
+
+def open_folder_store(path: Path, keep_backups: int) -> FolderStore | None:
+    """The folder store `path` names, None when it names no folder store."""
+    folder = claude_folder(path)
+    if folder is None:
+        return None
+    return FolderStore.open_folder(real_path(folder), keep_backups)
+
+
+def from_timestamp(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
