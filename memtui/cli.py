@@ -112,6 +112,8 @@ def cmd_stats(args: argparse.Namespace, svc: Service) -> int:
         f"  ledger      {counted(stats['transactions'], 'transaction')}, "
         f"{counted(stats['backups'], 'backup')}"
     )
+    for finding in stats["findings"]:
+        print(f"  finding     {literal(finding)}")
     return 0
 
 
@@ -377,6 +379,8 @@ def cmd_doctor(args: argparse.Namespace, svc: Service) -> int:
         store = svc.open(args.store, warn=False)
         problems = svc.problems(store)
     leftovers = svc.leftovers(store)
+    for line in store_stats(store)["findings"]:
+        print(f"finding: {literal(line)}")
     for line in leftovers:
         print(f"leftover: {literal(line)}")
     if not problems:

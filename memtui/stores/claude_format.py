@@ -530,7 +530,10 @@ def claude_folder(path: Path) -> Path | None:
             return real
         if (real / "USER.md").exists() or "\n§\n" in text:
             return None
-    for member in sorted(real.glob("*.md"))[:50]:
+    members = sorted(p for p in real.glob("*.md") if p.is_file())
+    if not members:
+        return None  # a folder, no store: said as for any folder
+    for member in members[:50]:
         try:
             head = member.read_text(encoding="utf-8", errors="replace")[:2000]
         except OSError:

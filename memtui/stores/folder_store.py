@@ -45,10 +45,6 @@ class FolderStore(Store):
         store.recovered = recovered
         return store
 
-    def findings(self) -> list[str]:
-        """Index lines that point at no file, files the index does not list."""
-        return list(self._doc.header.get("findings", []))
-
     # -- the hooks `Store` reads and writes through ------------------------------------------
 
     def _names(self) -> list[str]:

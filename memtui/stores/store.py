@@ -140,6 +140,11 @@ class Store(LedgerViews, LedgerAudit):
     def find(self, memory_id: str) -> Memory | None:
         return self._doc.memories.get(memory_id)
 
+    def findings(self) -> list[str]:
+        """What the format noticed about the store that is not wrong with memtui's own files
+        (a Claude Code index line to no file), one line each; nothing is blocked by them."""
+        return list(self._doc.header.get("findings", []))
+
     def document(self) -> Document:
         """A copy of the parsed file (records in the store's own format included)."""
         return self._doc.copy()
