@@ -147,11 +147,15 @@ class ClaudeFormat(FormatDefaults):
             return None
         text = _render_file(memory, None if base is None else str(base["text"]))
         out: dict[str, Any] = {"id": memory.id, "text": text}
-        hook = memory.extra.get("hook")
-        if base is not None and "title" in base:
+        # the index line's title and hook: absent from `extra` means unchanged
+        hook = memory.extra.get("hook", None if base is None else base.get("hook"))
+        if base is None:
+            out["title"] = _one_line(memory.extra.get("name") or _first_words(memory.content))
+            hook = hook or memory.extra.get("description") or _first_words(memory.content, 12)
+        elif "title" in base:
             out["title"] = _title_for(memory, str(base["title"]), base)
         if hook is not None:
-            out["hook"] = str(hook)
+            out["hook"] = _one_line(hook)
         for key, when in (("created", memory.created_at), ("updated", memory.updated_at)):
             if when is not None:
                 out[key] = format_iso(when)
@@ -341,6 +345,10 @@ def _key_line(key: str, value: str, values: dict[str, str], front: Front | None,
     return f"{key}: {_quote(value, None)}{eol}"
 
 
+def _one_line(value: object) -> str:
+    return " ".join(str(value).replace("]", ")").split())
+
+
 def _first_words(text: str, n: int = 6) -> str:
     words = text.split()
     return " ".join(words[:n]) + ("…" if len(words) > n else "")
@@ -410,12 +418,9 @@ def render_index(doc: Document) -> str | None:
             continue
         if out and not out[-1].endswith("\n"):
             out[-1] += eol
-        title = str(memory.extra.get("name") or _first_words(memory.content))
-        hook = str(
-            doc.raws[ident].get("hook")
-            or memory.extra.get("description")
-            or _first_words(memory.content, 12)
-        )
+        raw = doc.raws[ident]
+        title = str(raw.get("title") or _one_line(memory.extra.get("name") or ident))
+        hook = str(raw.get("hook") or _first_words(memory.content, 12))
         out.append(f"- [{title}]({ident}) — {hook}{eol}")
     new = "".join(out)
     for source in doc.header.get("sources", ()):
@@ -471,7 +476,7 @@ def _title_for(memory: Memory, title: str, base: dict[str, Any]) -> str:
     old_name = front.values.get("name") if front is not None else None
     if name is None or title != old_name:
         return title
-    return " ".join(str(name).replace("]", ")").split())
+    return _one_line(name)
 
 
 def index_overflow(text: str) -> list[str]:
