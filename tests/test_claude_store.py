@@ -33,6 +33,8 @@ def tree(folder: Path) -> dict[str, bytes]:
 def folder(tmp_path: Path) -> Path:
     dest = tmp_path / "memory"
     shutil.copytree(BASIC, dest)
+    for p in dest.rglob("*.md"):  # written by the agent before the tests' clock (NOW)
+        os.utime(p, (NOW.timestamp() - 86400 * 20, NOW.timestamp() - 86400 * 20))
     return dest
 
 
@@ -264,3 +266,42 @@ def test_a_10_mb_memory_file_is_refused(folder: Path, cli: Cli) -> None:
         b"---\nname: huge\ntype: project\n---\n\n" + b"x" * 10_000_000
     )
     _refused(cli, folder, "project_huge.md: 10,000,034 bytes")
+
+
+def test_a_merge_by_hand_rewrites_the_base_file_and_undo_brings_all_back(
+    folder: Path, cli: Cli
+) -> None:
+    original = tree(folder)
+    merged = cli("merge", folder, "feedback_terse.md", "feedback_terse_2.md")
+    assert merged.code == 0, merged.err
+    after = tree(folder)
+    # one of the two files holds the merged memory, under its own frontmatter; the other is gone
+    [kept] = [n for n in ("feedback_terse.md", "feedback_terse_2.md") if n in after]
+    gone = ({"feedback_terse.md", "feedback_terse_2.md"} - {kept}).pop()
+    text = after[kept].decode()
+    assert "Don't summarize what you just did" in text
+    # the listed file is kept (Claude Code sees the merged memory), its own lines with it
+    assert kept == "feedback_terse.md" and "# added by hand: keep this one" in text
+    assert f"({gone})" not in after["MEMORY.md"].decode()
+    assert f"]({kept}) — no summaries at the end of replies\n" in after["MEMORY.md"].decode()
+    assert set(after) == set(original) - {gone}
+    store = open_folder(folder)
+    assert len(store) == len(open_folder(folder)) == 6
+    assert cli("undo", folder).code == 0
+    assert tree(folder) == original
+
+
+def test_a_plan_applied_and_undone_gives_back_every_file(
+    folder: Path, tmp_path: Path, cli: Cli
+) -> None:
+    original = tree(folder)
+    plan = tmp_path / "plan.json"
+    made = cli("plan", folder, "--out", plan)
+    assert made.code == 0, made.err
+    applied = cli("apply", folder, plan, "--yes")
+    assert applied.code == 0, applied.err
+    after = tree(folder)
+    assert "feedback_terse_2.md" not in after  # the plan's merge removed the member's file
+    assert "feedback_terse.md" in after and "(feedback_terse.md)" in after["MEMORY.md"].decode()
+    assert cli("undo", folder).code == 0
+    assert tree(folder) == original

@@ -49,6 +49,7 @@ from memtui.model import Memory, Status
 from memtui.stores import folder_tx
 from memtui.stores.document import Document, FormatDefaults
 from memtui.stores.files import real_path
+from memtui.stores.ledger import SidecarLedger
 from memtui.times import format_iso, parse_iso_or_none
 
 KIND = "claude-code"
@@ -97,33 +98,37 @@ class ClaudeFormat(FormatDefaults):
         listed = _index_links(index_text or "")
         memories: dict[str, Memory] = {}
         raws: dict[str, dict[str, Any]] = {}
-        for name, text in files.items():
-            if name == INDEX:
-                continue
+        written = _written_by_memtui(path)
+        names = [name for name in files if name != INDEX]
+        for name in names:
+            text = files[name]
             _split(text, f"{path}/{name}")  # refuse broken frontmatter with its line
-            raw: dict[str, Any] = {"id": name, "text": text}
+            ident = written.get(name, name)
+            if ident in raws or (ident != name and ident in files):
+                ident = name
+            raw: dict[str, Any] = {"id": ident, "file": name, "text": text}
             if name in listed:
                 raw["title"], raw["hook"] = listed[name][2], listed[name][3]
-            raws[name] = raw
-            memories[name] = self.decode(raw, path)
+            raws[ident] = raw
+            memories[ident] = self.decode(raw, path)
         findings = []
         for line_no, target, _title, _hook in listed.values():
             if target not in files:
                 findings.append(f"{INDEX} line {line_no} points at {target}, which does not exist")
-        for name in raws:
+        for name in names:
             if name not in listed:
                 findings.append(f"{name} is not listed in {INDEX} (Claude Code will not see it)")
         header: dict[str, Any] = {
             "index": index_text,
             "listed": {n: [t, h] for n, (_line, _n, t, h) in listed.items()},
             "findings": findings,
-            "files": sorted(raws),
+            "files": names,
             "layout_bytes": None,
         }
         return Document(memories, raws, header)
 
     def decode(self, raw: dict[str, Any], path: Path) -> Memory:
-        name = str(raw["id"])
+        name = str(raw.get("file", raw["id"]))
         front, body = _split(str(raw["text"]), name)
         values = front.values if front is not None else {}
         kind = values.get("type") or values.get("metadata.type") or TRAITS.untyped_category
@@ -134,7 +139,7 @@ class ClaudeFormat(FormatDefaults):
         if raw.get("hook") is not None:
             extra["hook"] = raw["hook"]
         return Memory(
-            id=name,
+            id=str(raw["id"]),
             content=_content(body)[1],
             category=kind,
             created_at=parse_iso_or_none(raw.get("created")),
@@ -146,7 +151,7 @@ class ClaudeFormat(FormatDefaults):
         if not self.keeps(memory):
             return None
         text = _render_file(memory, None if base is None else str(base["text"]))
-        out: dict[str, Any] = {"id": memory.id, "text": text}
+        out: dict[str, Any] = {"id": memory.id, "file": _file_for(memory, base), "text": text}
         # the index line's title and hook: absent from `extra` means unchanged
         hook = memory.extra.get("hook", None if base is None else base.get("hook"))
         if base is None:
@@ -154,6 +159,8 @@ class ClaudeFormat(FormatDefaults):
             hook = hook or memory.extra.get("description") or _first_words(memory.content, 12)
         elif "title" in base:
             out["title"] = _title_for(memory, str(base["title"]), base)
+        else:
+            hook = None  # a file the index does not list stays unlisted
         if hook is not None:
             out["hook"] = _one_line(hook)
         for key, when in (("created", memory.created_at), ("updated", memory.updated_at)):
@@ -175,10 +182,17 @@ class ClaudeFormat(FormatDefaults):
                 return ident
 
     def render(self, doc: Document, now: datetime | None) -> bytes:
-        files = {ident: str(doc.raws[ident]["text"]) for ident in doc.memories}
-        for ident in files:
-            if ident == INDEX or not ident.endswith(".md") or "/" in ident.removeprefix("team/"):
-                raise MemtuiError(f"{ident}: not a name a Claude Code memory file can have")
+        files: dict[str, str] = {}
+        for ident in doc.memories:
+            raw = doc.raws[ident]
+            name = str(raw.get("file", ident))
+            if not _good_name(name):
+                raise MemtuiError(f"{name}: not a name a Claude Code memory file can have")
+            if name in files:
+                raise MemtuiError(
+                    f"{name}: two memories would be written to this file; nothing was written"
+                )
+            files[name] = str(raw["text"])
         index = render_index(doc)
         if index is not None:
             files[INDEX] = index
@@ -186,6 +200,49 @@ class ClaudeFormat(FormatDefaults):
 
 
 _TIMES = ("created", "updated")
+
+
+def _good_name(name: str) -> bool:
+    return name != INDEX and name.endswith(".md") and "/" not in name.removeprefix("team/")
+
+
+def _file_for(memory: Memory, base: dict[str, Any] | None) -> str:
+    """The file a memory is written to: its own; a merge's, the base's (`extra.file`, which
+    the merge takes from the base); a new one's, a name made from its type and name."""
+    if base is not None:
+        return str(base.get("file", base["id"]))
+    wanted = memory.extra.get("file")
+    if isinstance(wanted, str) and _good_name(wanted):
+        return wanted
+    if _good_name(memory.id):
+        return memory.id
+    words = re.findall(r"[a-z0-9]+", str(memory.extra.get("name") or memory.content).lower())
+    slug = "_".join(words[:5]) or "memory"
+    return f"{memory.category}_{slug}.md" if memory.category in TRAITS.categories else f"{slug}.md"
+
+
+def _written_by_memtui(path: Path) -> dict[str, str]:
+    """file -> the id memtui last wrote it under (a merged entry keeps the id the merge gave
+    it), from the store's ledger; transactions that did not land left out."""
+    sidecar = path.with_name(path.name + ".memtui")
+    if path.parent.name == "backups" and path.parent.parent.name.endswith(".memtui"):
+        sidecar = path.parent.parent  # a backup: its store's ledger
+    ledger = sidecar / "ledger.jsonl"
+    if not ledger.is_file():
+        return {}
+    written: dict[str, str] = {}
+    for tx in SidecarLedger(ledger).read().transactions:
+        if tx.state == "aborted":
+            continue
+        for change in tx.changes:  # removals first: a merge's base file is removed, then
+            before = change.before_raw  # written again under the merged entry's id
+            if before is not None and change.after_raw is None:
+                written.pop(str(before.get("file")), None)
+        for change in tx.changes:
+            after = change.after_raw
+            if after is not None and isinstance(after.get("file"), str):
+                written[after["file"]] = str(after["id"])
+    return written
 
 
 # -- frontmatter -------------------------------------------------------------------------------
@@ -388,20 +445,20 @@ def render_index(doc: Document) -> str | None:
     out: list[str] = []
     seen: set[str] = set()
     known = set(doc.header.get("files", ()))
+    by_file = {str(doc.raws[i].get("file", i)): i for i in doc.memories}
     for line in lines:
         m = INDEX_LINE.match(line)
         target = m.group(4).removeprefix("./") if m else None
         if m is None or target is None or target not in listed or target not in known:
             out.append(line)  # prose, headings, and links to files that were already missing
             continue
-        if target not in doc.memories:
+        if target not in by_file:
             continue  # memtui removed its file (a merge, a deletion)
         if target in seen:
             out.append(line)
             continue
         seen.add(target)
-        raw = doc.raws[target]
-        memory = doc.memories[target]
+        raw = doc.raws[by_file[target]]
         title, hook = listed[target]
         new_title = str(raw.get("title", title))
         new_hook = str(raw.get("hook", hook))
@@ -413,15 +470,16 @@ def render_index(doc: Document) -> str | None:
         ending = m.group(7) or ""
         out.append(f"{m.group(1)}{new_title}{m.group(3)}{m.group(4)}{m.group(5)}{sep}{new_hook}")
         out[-1] += ending
-    for ident, memory in doc.memories.items():
-        if ident in listed or ident in known:
-            continue
+    for name, ident in by_file.items():
+        raw = doc.raws[ident]
+        if name in listed or name in known or "title" not in raw:
+            continue  # listed already, or a file the index did not list (it stays so)
         if out and not out[-1].endswith("\n"):
             out[-1] += eol
-        raw = doc.raws[ident]
-        title = str(raw.get("title") or _one_line(memory.extra.get("name") or ident))
+        memory = doc.memories[ident]
+        title = str(raw["title"])
         hook = str(raw.get("hook") or _first_words(memory.content, 12))
-        out.append(f"- [{title}]({ident}) — {hook}{eol}")
+        out.append(f"- [{title}]({name}) — {hook}{eol}")
     new = "".join(out)
     for source in doc.header.get("sources", ()):
         earlier = _index_of(source)
@@ -442,7 +500,8 @@ def _index_of(source: bytes) -> str | None:
 def _same_index(earlier: str, new: str, current: str, doc: Document) -> bool:
     """Whether `earlier` (a backup's index) says what `new` says, only its memory lines in
     other places: then it is what the index was before the change an undo reverts."""
-    entries = set(doc.memories) | set(doc.header.get("files", ()))
+    entries = {str(doc.raws[i].get("file", i)) for i in doc.memories}
+    entries |= set(doc.header.get("files", ()))
     for old_source in doc.header.get("sources", ()):
         files = _files_of(old_source)
         entries |= {n for n in files if n != INDEX}

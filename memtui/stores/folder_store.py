@@ -9,7 +9,7 @@ kept beside the packed value (they are no part of its hash: a touch is no change
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,8 @@ from memtui.stores.claude_format import KIND, MEMBER_PATTERNS, claude_folder
 from memtui.stores.detect import parse_store
 from memtui.stores.document import Document, StoreFormat
 from memtui.stores.files import real_path, writing
-from memtui.stores.store import Store, _Overtaken
+from memtui.stores.ledger import Transaction
+from memtui.stores.store import Change, Store, _Overtaken
 from memtui.times import format_iso
 
 
@@ -44,6 +45,36 @@ class FolderStore(Store):
         store._times = times
         store.recovered = recovered
         return store
+
+    def commit(self, changes: Sequence[Change], **kwargs: Any) -> Transaction:
+        return super().commit(self._into_base_files(changes), **kwargs)
+
+    def _into_base_files(self, changes: Sequence[Change]) -> list[Change]:
+        """A merge writes its entry into the base's file: the base's own frontmatter (unknown
+        keys, comments) with the merged values spliced in, not a new file."""
+        out = list(changes)
+        retired = {c.id for c in changes if c.after is not None and not self.format.keeps(c.after)}
+        raws = self._doc.raws
+        for n, c in enumerate(out):
+            if c.before is not None or c.after is None or c.after_raw is not None:
+                continue
+            members = [raws[i] for i in c.after.supersedes if i in retired and i in raws]
+            if not members:
+                continue
+            # the base's file; where the index does not list it, a listed member's (so Claude
+            # Code still sees the merged memory)
+            wanted = str(c.after.extra.get("file"))
+            members.sort(key=lambda raw: ("title" not in raw, raw.get("file") != wanted))
+            base = members[0]
+            after = c.after.with_(extra={**c.after.extra, "file": base.get("file")})
+            raw = self.format.encode(after, base)
+            if raw is not None:
+                out[n] = Change(c.before, after, {**raw, "id": after.id}, c.position)
+        return out
+
+    def packed_bytes(self) -> bytes:
+        """The folder as one value, as its backups keep it."""
+        return self._read_data()
 
     # -- the hooks `Store` reads and writes through ------------------------------------------
 
@@ -103,9 +134,10 @@ def _read(folder: Path) -> tuple[bytes, dict[str, tuple[float, float]]]:
 
 def _with_times(doc: Document, times: dict[str, tuple[float, float]]) -> None:
     for ident, raw in doc.raws.items():
-        if ident not in times or "updated" in raw:
+        name = str(raw.get("file", ident))
+        if name not in times or "updated" in raw:
             continue
-        created, updated = times[ident]
+        created, updated = times[name]
         raw["created"] = format_iso(from_timestamp(created))
         raw["updated"] = format_iso(from_timestamp(updated))
         doc.memories[ident] = doc.memories[ident].with_(
