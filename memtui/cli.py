@@ -386,7 +386,7 @@ def cmd_doctor(args: argparse.Namespace, svc: Service) -> int:
         store = svc.open(args.store, warn=False)
         problems = svc.problems(store)
     leftovers = svc.leftovers(store)
-    for line in store_stats(store)["findings"]:
+    for line in svc.findings(store):
         print(f"finding: {literal(line)}")
     for line in leftovers:
         print(f"leftover: {literal(line)}")

@@ -305,3 +305,19 @@ def test_a_plan_applied_and_undone_gives_back_every_file(
     assert "feedback_terse.md" in after and "(feedback_terse.md)" in after["MEMORY.md"].decode()
     assert cli("undo", folder).code == 0
     assert tree(folder) == original
+
+
+async def test_the_tui_opens_the_folder_and_shows_the_findings_in_its_header(
+    folder: Path,
+) -> None:
+    from memtui.config import Settings
+    from memtui.tui import make_app
+
+    app = make_app(str(folder), Settings(), now=NOW, watch_interval=0)  # type: ignore[arg-type]
+    async with app.run_test(size=(120, 32)) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        status = str(app.query_one("#status").render())
+        assert "(claude-code)" in status and "7 entries" in status
+        assert app.sub_title.endswith("· claude-code · 3 findings")

@@ -60,6 +60,11 @@ class StoresMixin(ServiceBase):
         until they are repaired. A ledger that lost transactions its backups show is one."""
         return store.problems()
 
+    def findings(self, store: Store) -> list[str]:
+        """What the store's format noticed that needs no repair but a look (a Claude Code
+        index line to no file, a memory file the index does not list), one line each."""
+        return store.findings() if isinstance(store, FileStore) else []
+
     def leftovers(self, store: Store) -> list[str]:
         """What commits that did not happen left behind (aborted intents in the ledger, a
         dead writer's backup), one line each: harmless, reclaimed by `repair`."""
