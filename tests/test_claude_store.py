@@ -321,3 +321,20 @@ async def test_the_tui_opens_the_folder_and_shows_the_findings_in_its_header(
         status = str(app.query_one("#status").render())
         assert "(claude-code)" in status and "7 entries" in status
         assert app.sub_title.endswith("· claude-code · 3 findings")
+
+
+def test_the_demo_writes_a_claude_code_folder_with_what_memtui_is_for(
+    tmp_path: Path, cli: Cli
+) -> None:
+    out = tmp_path / "memory"
+    made = cli("demo", "--format", "claude-code", "--out", out, "--no-tui")
+    assert made.code == 0, made.err
+    assert f"demo store: {out} (8 memory files, claude-code format)" in made.out
+    store = open_folder(out)
+    assert "MEMORY.md line 7 points at deploy_notes.md, which does not exist" in store.findings()
+    feedback = [m for m in store.memories() if m.category == "feedback"]
+    assert any("**Why:**" in m.content and "**How to apply:**" in m.content for m in feedback)
+    pairs = cli("pairs", out)
+    assert "feedback_no_recap.md  feedback_no_summaries.md" in pairs.out  # the near-duplicates
+    again = cli("demo", "--format", "claude-code", "--out", tmp_path, "--no-tui")
+    assert again.code != 0 and "is not empty" in again.err
