@@ -180,6 +180,7 @@ def test_an_index_past_200_lines_is_refused_with_the_lines_that_would_fall_off(
     )
     before = tree(folder)
     store = open_folder(folder)
+    assert not any("past what Claude Code loads" in f for f in store.findings())
     new = [
         Memory(id=f"feedback_new_{n}.md", content=f"Rule {n}.", category="feedback")
         for n in range(2)
@@ -338,3 +339,12 @@ def test_the_demo_writes_a_claude_code_folder_with_what_memtui_is_for(
     assert "feedback_no_recap.md  feedback_no_summaries.md" in pairs.out  # the near-duplicates
     again = cli("demo", "--format", "claude-code", "--out", tmp_path, "--no-tui")
     assert again.code != 0 and "is not empty" in again.err
+
+
+def test_an_index_already_past_200_lines_is_a_finding(folder: Path) -> None:
+    index = folder / "MEMORY.md"
+    index.write_text(index.read_text() + "".join(f"- note {n}\n" for n in range(230)))
+    assert (
+        "MEMORY.md is past what Claude Code loads (200 lines or 25 KB): 36 lines never reach "
+        "the agent, from '- note 194'"
+    ) in open_folder(folder).findings()

@@ -115,6 +115,13 @@ class ClaudeFormat(FormatDefaults):
         for line_no, target, _title, _hook in listed.values():
             if target not in files:
                 findings.append(f"{INDEX} line {line_no} points at {target}, which does not exist")
+        over = index_overflow(index_text or "")
+        if over:
+            findings.append(
+                f"{INDEX} is past what Claude Code loads ({TRAITS.index_max_lines} lines or "
+                f"{TRAITS.index_max_bytes // 1000} KB): {len(over)} lines never reach the agent, "
+                f"from {over[0].strip()[:60]!r}"
+            )
         for name in names:
             if name not in listed:
                 findings.append(f"{name} is not listed in {INDEX} (Claude Code will not see it)")
