@@ -12,6 +12,7 @@ import os
 import random
 import shutil
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,8 @@ def _step(path: Path) -> None:
     store.commit(changes, actor="user", kind="edit", reason=f"step {n}", now=NOW)
 
 
-def _run_child(path: Path, go_r: int, event_w: int) -> None:
+def run_child(path: Path, go_r: int, event_w: int, step: Callable[[Path], None] = _step) -> None:
+    """The forked child: stops before each rename, unlink and fsync until told to go on."""
     real = {name: getattr(os, name) for name in ("replace", "unlink", "fsync", "rename")}
 
     def stopping(name: str):  # type: ignore[no-untyped-def]
@@ -59,7 +61,7 @@ def _run_child(path: Path, go_r: int, event_w: int) -> None:
     for name in real:
         setattr(os, name, stopping(name))
     try:
-        _step(path)
+        step(path)
         os.write(event_w, b"d")
         os._exit(0)
     except BaseException as e:  # reported to the parent, which fails
@@ -112,7 +114,7 @@ def test_kill_9_during_multi_file_commits_leaves_the_folder_before_or_after(
         if pid == 0:  # pragma: no cover (the child)
             os.close(go_w)
             os.close(event_r)
-            _run_child(folder, go_r, event_w)
+            run_child(folder, go_r, event_w)
         os.close(go_r)
         os.close(event_w)
         kill_at = rng.randint(1, 45)  # past the last event: the commit finishes

@@ -23,12 +23,21 @@ from memtui.stores.claude_format import KIND, MEMBER_PATTERNS, claude_folder
 from memtui.stores.detect import parse_store
 from memtui.stores.document import Document, StoreFormat
 from memtui.stores.files import real_path, writing
+from memtui.stores.hermes_folder import KIND as HERMES_KIND
+from memtui.stores.hermes_folder import PATTERNS as HERMES_FILES
+from memtui.stores.hermes_folder import hermes_folder
 from memtui.stores.ledger import Transaction
 from memtui.stores.store import Change, Store, _Overtaken
 from memtui.times import format_iso
 
 
 class FolderStore(Store):
+    kind = KIND
+    """The `folder_tx.pack` tag of the folder's format."""
+    patterns: tuple[str, ...] = MEMBER_PATTERNS
+    """The folder's files that are the store."""
+    merges_into_base = True
+    """A merge writes into the base's file (Claude Code: one memory a file)."""
     recovered: str | None = None
     """What opening it finished of a change an interrupted memtui had decided."""
     _times: dict[str, tuple[float, float]] = {}  # noqa: RUF012 (replaced, never changed)
@@ -38,7 +47,7 @@ class FolderStore(Store):
         """The store is the folder (also when the user named its MEMORY.md)."""
         sidecar = folder.with_name(folder.name + ".memtui")
         recovered = folder_tx.recover(folder, sidecar)  # before anything else is read
-        data, times = _read(folder)
+        data, times = _read(folder, cls.kind, cls.patterns)
         fmt, doc = parse_store(data, folder)
         _with_times(doc, times)
         store = cls(folder, fmt, doc, data, keep_backups)
@@ -47,7 +56,9 @@ class FolderStore(Store):
         return store
 
     def commit(self, changes: Sequence[Change], **kwargs: Any) -> Transaction:
-        return super().commit(self._into_base_files(changes), **kwargs)
+        if self.merges_into_base:
+            changes = self._into_base_files(changes)
+        return super().commit(changes, **kwargs)
 
     def _into_base_files(self, changes: Sequence[Change]) -> list[Change]:
         """A merge writes its entry into the base's file: the base's own frontmatter (unknown
@@ -79,13 +90,13 @@ class FolderStore(Store):
     # -- the hooks `Store` reads and writes through ------------------------------------------
 
     def _names(self) -> list[str]:
-        return folder_tx.member_names(self.file, MEMBER_PATTERNS)
+        return folder_tx.member_names(self.file, self.patterns)
 
     def _stamp_now(self) -> Any:
         return folder_tx.fingerprint(self.file, self._names())
 
     def _read_data(self) -> bytes:
-        data, self._times = _read(self.file)
+        data, self._times = _read(self.file, self.kind, self.patterns)
         return data
 
     def _parse(self, data: bytes) -> tuple[StoreFormat, Document]:
@@ -114,8 +125,10 @@ class FolderStore(Store):
             raise _Overtaken from None
 
 
-def _read(folder: Path) -> tuple[bytes, dict[str, tuple[float, float]]]:
-    names = folder_tx.member_names(folder, MEMBER_PATTERNS)
+def _read(
+    folder: Path, kind: str, patterns: tuple[str, ...]
+) -> tuple[bytes, dict[str, tuple[float, float]]]:
+    names = folder_tx.member_names(folder, patterns)
     raw = folder_tx.read_members(folder, names)
     files: dict[str, str] = {}
     times: dict[str, tuple[float, float]] = {}
@@ -125,11 +138,11 @@ def _read(folder: Path) -> tuple[bytes, dict[str, tuple[float, float]]]:
         except UnicodeDecodeError as e:
             raise StoreFormatError(
                 f"{folder / name}: not valid UTF-8 (byte 0x{data[e.start]:02X} at offset "
-                f"{e.start}); Claude Code memory files are UTF-8 text"
+                f"{e.start}); the agent's memory files are UTF-8 text"
             ) from None
         st = os.stat(folder / name)
         times[name] = (min(st.st_ctime, st.st_mtime), st.st_mtime)
-    return folder_tx.pack(KIND, files), times
+    return folder_tx.pack(kind, files), times
 
 
 def _with_times(doc: Document, times: dict[str, tuple[float, float]]) -> None:
@@ -148,9 +161,20 @@ def _with_times(doc: Document, times: dict[str, tuple[float, float]]) -> None:
 def open_folder_store(path: Path, keep_backups: int) -> FolderStore | None:
     """The folder store `path` names, None when it names no folder store."""
     folder = claude_folder(path)
-    if folder is None:
-        return None
-    return FolderStore.open_folder(real_path(folder), keep_backups)
+    if folder is not None:
+        return FolderStore.open_folder(real_path(folder), keep_backups)
+    hermes = hermes_folder(path)
+    if hermes is not None:
+        return HermesFolderStore.open_folder(hermes, keep_backups)
+    return None
+
+
+class HermesFolderStore(FolderStore):
+    """Hermes' `memories` folder: MEMORY.md and USER.md as one store (two users)."""
+
+    kind = HERMES_KIND
+    patterns = HERMES_FILES
+    merges_into_base = False
 
 
 def from_timestamp(seconds: float) -> datetime:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from memtui.stores.claude_format import ClaudeFormat
 from memtui.stores.document import StoreFormat
+from memtui.stores.hermes_folder import HermesFolderFormat
 from memtui.stores.hermes_format import HermesFormat
 from memtui.stores.longterm_format import LongtermFormat
 from memtui.stores.native_format import NativeFormat
@@ -12,5 +13,12 @@ from memtui.stores.pi_format import PiFormat
 
 FORMATS: dict[str, StoreFormat] = {
     fmt.name: fmt
-    for fmt in (ClaudeFormat(), NativeFormat(), PiFormat(), LongtermFormat(), HermesFormat())
+    for fmt in (
+        ClaudeFormat(),
+        HermesFolderFormat(),
+        NativeFormat(),
+        PiFormat(),
+        LongtermFormat(),
+        HermesFormat(),
+    )
 }
