@@ -229,3 +229,12 @@ def test_kill_9_inside_commits_leaves_both_files_before_or_after(tmp_path: Path)
         assert len([t for t in store.transactions() if t.kind == "edit"]) == step
         assert hermes_accepts(folder / "MEMORY.md") and hermes_accepts(folder / "USER.md")
     assert step >= 5
+
+
+def test_a_folder_with_one_note_and_no_user_file_is_hermes(tmp_path: Path) -> None:
+    folder = tmp_path / "memories"
+    folder.mkdir()
+    (folder / "MEMORY.md").write_text("The only note so far.", encoding="utf-8")
+    store = open_store(str(folder))
+    assert store.format_name == "hermes-folder"
+    assert [m.content for m in store.memories()] == ["The only note so far."]

@@ -597,10 +597,11 @@ def claude_folder(path: Path) -> Path | None:
             text = index.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             text = ""
-        if is_index(text) or not text.strip():
+        if is_index(text):
             return real
-        if (real / "USER.md").exists() or "\n§\n" in text:
-            return None
+        if (real / "USER.md").exists() or text.strip():
+            return None  # Hermes' notes (a MEMORY.md that links to no memory file)
+        return real  # an empty index: Claude Code's folder before its first memory
     members = sorted(p for p in real.glob("*.md") if p.is_file())
     if not members:
         return None  # a folder, no store: said as for any folder
