@@ -463,7 +463,7 @@ def embed_sweep(dev: Sequence[Fact], test: Sequence[Fact], vectors: Embeddings) 
 
 
 def chinese_variants(dev: Sequence[Fact], test: Sequence[Fact]) -> None:
-    """Ways to find Chinese restatements on words alone, measured (none is used: README)."""
+    """Ways to find Chinese restatements on words alone, measured (none used: docs/design.md)."""
     line = merge_line("default")[0]
     print(
         "\n5b. Chinese on words: CJK tokens × a lift of CJK scores (cos' = k + (1 − k)·cos, "

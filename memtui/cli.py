@@ -7,6 +7,7 @@ option values too) exit 2.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -16,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from memtui import __version__, cli_curate, interrupts, locations
+from memtui import __version__, cli_curate, cli_outside, interrupts, locations
 from memtui.cli_common import (
     UsageError,
     check_fraction,
@@ -28,7 +29,7 @@ from memtui.cli_common import (
 )
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
-from memtui.model import STATUS_SYMBOL, Status
+from memtui.model import STATUS_SYMBOL
 from memtui.service import DEFAULT_DEMO_SIZE, DEMO_MAX_SIZE, EXPORT_FORMATS, EntryEdit, Service
 from memtui.textsafe import literal, one_line
 from memtui.times import format_iso
@@ -97,9 +98,11 @@ def _to_the_second(iso: str) -> str:
 
 
 def cmd_stats(args: argparse.Namespace, svc: Service) -> int:
-    stats = store_stats(svc.open(args.store))
+    store = svc.open(args.store)
+    stats = store_stats(store)
+    since = cli_outside.look(svc, store)
     if args.json:
-        emit_json(stats)
+        emit_json({**stats, **cli_outside.stats_fields(since)})
         return 0
     print(f"{literal(stats['path'])}  ({stats['format']} store)")
     print(f"  entries     {stats['total']}  (tenured {stats['tenured']})")
@@ -121,6 +124,8 @@ def cmd_stats(args: argparse.Namespace, svc: Service) -> int:
     )
     for finding in stats["findings"]:
         print(f"  finding     {literal(finding)}")
+    if since is not None:
+        print(f"  {since.line}")
     return 0
 
 
@@ -240,8 +245,9 @@ def cmd_edit(args: argparse.Namespace, svc: Service) -> int:
         emit_json(transaction_detail(tx))
         return 0
     note = ""
-    if store.format_name == "pi" and status is not None and status is not Status.ACTIVE:
-        note = " (pi keeps only active entries: it left the file; the ledger keeps it)"
+    if status is not None and not store.traits.holds(status):
+        kept = f"{store.format_name} keeps only {store.traits.kept} entries"
+        note = f" ({kept}: it left the file; the ledger keeps it)"
     print_done(f"edited {one_line(args.id)} in transaction {tx.id}{note}", store, tx)
     return 0
 
@@ -251,16 +257,16 @@ def cmd_history(args: argparse.Namespace, svc: Service) -> int:
         raise UsageError("--limit must be 1 or more")
     store = svc.open(args.store)
     undone = store.undone()
-    history = store.history()
+    history = cli_outside.with_outside_events(svc, store, store.history())
     if args.limit is not None:
         history = history[: args.limit]
     if args.json:
-        emit_json([transaction_record(tx, undone.get(tx.id)) for tx in history])
+        emit_json([transaction_record(tx, cli_outside.undone_by(tx, undone)) for tx in history])
         return 0
     if not history:
         print("no transactions yet", file=sys.stderr)
     for tx in history:
-        print(_tx_line(tx, undone.get(tx.id)))
+        print(cli_outside.history_line(tx) or _tx_line(tx, undone.get(tx.id)))
     return 0
 
 
@@ -450,6 +456,7 @@ def _run_tui(store: str | None, svc: Service, start_screen: str | None = None) -
 Command = Callable[[argparse.Namespace, Service], int]
 
 
+@functools.cache  # one parser per process: building it costs more than most commands
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="memtui",
@@ -472,7 +479,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(func=func)
         if json_flag:
-            p.add_argument("--json", action="store_true", help="print JSON (see README)")
+            p.add_argument("--json", action="store_true", help="print JSON (docs/design.md)")
         return p
 
     p = command("demo", cmd_demo, "write a realistic demo store and open it", json_flag=False)
@@ -571,6 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", required=True, choices=EXPORT_FORMATS)
 
     cli_curate.add_commands(command)
+    cli_outside.add_commands(command)
     sub.choices["label"].set_defaults(func=cmd_label)
     p = command(
         "doctor", cmd_doctor, "what is wrong with a store's ledger and sidecar", json_flag=False

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from itertools import combinations
 from pathlib import Path
 
+from memtui import cli_outside
 from memtui.cli_common import UsageError, check_fraction, emit_json, print_done, usage_checked
 from memtui.model import Status
 from memtui.service import (
@@ -206,6 +207,10 @@ def cmd_supersede(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_restore(args: argparse.Namespace, svc: Service) -> int:
+    if cli_outside.wants_outside(args):
+        return cli_outside.cmd_restore_outside(args, svc)
+    if args.id is None:
+        raise UsageError("give the entry id to restore, or --outside ID / --since DATE")
     store = svc.open(args.store)
     tx = svc.restore(store, args.id)
     print_done(f"{tx.reason} (transaction {tx.id})", store, tx)
@@ -449,7 +454,8 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
         "restore", cmd_restore, "bring back a merged, superseded or archived entry", json_flag=False
     )
     p.add_argument("store", metavar="STORE")
-    p.add_argument("id", metavar="ID")
+    p.add_argument("id", metavar="ID", nargs="?")
+    cli_outside.add_restore_options(p)
 
     p = command("chain", cmd_chain, "an entry's lineage: what it replaced and what replaced it")
     p.add_argument("store", metavar="STORE")

@@ -24,7 +24,6 @@ from memtui.engine.profiles import (
     apply_overrides,
     describe,
     get_profile,
-    profile_for_format,
 )
 from memtui.errors import MemtuiError
 from memtui.stores.backups import DEFAULT_KEEP
@@ -238,10 +237,10 @@ def _profiles(path: Path, values: dict[str, Any]) -> dict[str, dict[str, Any]]:
 # -- what the settings decide -----------------------------------------------------------------
 
 
-def resolve_profile(settings: Settings, format_name: str, name: str | None = None) -> Profile:
-    """The profile every front end plans with: `name`, else the store format's own, with the
-    settings' `[profiles.NAME]` overrides applied."""
-    chosen = name or profile_for_format(format_name)
+def resolve_profile(settings: Settings, default: str, name: str | None = None) -> Profile:
+    """The profile every front end plans with: `name`, else `default` (the store's own: its
+    traits' `default_profile`), with the settings' `[profiles.NAME]` overrides applied."""
+    chosen = name or default
     profile = get_profile(chosen)
     overrides = settings.profiles.get(chosen)
     if not overrides:

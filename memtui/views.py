@@ -1,5 +1,5 @@
 """What the front ends show: selecting and sorting memories, and the documented JSON shapes
-of `--json` output (see README, "JSON output")."""
+of `--json` output (docs/design.md#json-output)."""
 
 from __future__ import annotations
 

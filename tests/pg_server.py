@@ -1,7 +1,7 @@
 """A throwaway PostgreSQL server for the tests and the benchmark: `initdb` in a temporary folder,
 `pg_ctl start` on a free loopback port (as the `postgres` system user when running as root,
 which PostgreSQL refuses), one fresh database per test, the Go system's tables from
-SCHEMA.md, and `pg_ctl stop` at the end.
+docs/formats.md, `postgres`, and `pg_ctl stop` at the end.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-# The Go system's tables, with the types SCHEMA.md writes out.
+# The Go system's tables, with their types (docs/formats.md, `postgres`).
 GO_SCHEMA = """
 CREATE TABLE long_term_memory (
     id SERIAL PRIMARY KEY,

@@ -85,8 +85,8 @@ def test_demo_refuses_to_overwrite_a_store_that_is_not_a_demo(tmp_path: Path, cl
         assert out.read_bytes() == (FIXTURES / "example-store.json").read_bytes()
 
 
-def test_stats_json_shape(cli: Cli) -> None:
-    stats = json.loads(cli("stats", FIXTURES / "items.jsonl", "--json").out)
+def test_stats_json_shape(cli: Cli, fixture_copy: Callable[[str], Path]) -> None:
+    stats = json.loads(cli("stats", fixture_copy("items.jsonl"), "--json").out)
     assert stats["format"] == "longterm" and stats["total"] == 12
     assert stats["by_status"] == {"active": 9, "superseded": 1, "quarantined": 1, "deleted": 1}
     assert stats["users"] == {"u1": 7, "u2": 5}
@@ -172,7 +172,9 @@ def test_reading_commands_never_rewrite_the_store(
     ):
         assert cli(args[0], path, *args[1:]).code == 0
     assert path.read_bytes() == data and path.stat().st_mtime_ns == stamp
-    assert not path.with_name(path.name + ".memtui").exists()
+    # `stats` says what the agent changed since you last looked: it keeps what it saw
+    sidecar = path.with_name(path.name + ".memtui")
+    assert [p.name for p in sidecar.iterdir()] == ["seen.json.gz"]
 
 
 def test_history_undo_backups_rollback(fixture_copy: Callable[[str], Path], cli: Cli) -> None:
@@ -264,8 +266,10 @@ def test_add_writes_one_undoable_entry_and_refuses_what_the_format_cannot_hold(
     assert path.read_bytes() == before
 
 
-def test_stats_text_shows_creation_times_to_the_second(cli: Cli) -> None:
-    out = cli("stats", FIXTURES / "realistic-store.json").out
+def test_stats_text_shows_creation_times_to_the_second(
+    cli: Cli, fixture_copy: Callable[[str], Path]
+) -> None:
+    out = cli("stats", fixture_copy("realistic-store.json")).out
     [line] = [line for line in out.splitlines() if line.strip().startswith("created")]
     assert re.fullmatch(r"\s+created\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ … \S+Z", line), line
     assert "." not in line  # the JSON keeps the full precision; people read seconds

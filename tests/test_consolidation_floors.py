@@ -1,7 +1,7 @@
 """memtui's method on the consolidation set's test split (held out: the lines were chosen on
 dev): floors just under what it reaches, per language and per tier, on words alone and with
 the local embeddings; every merge keeps every member's facts. The figures themselves come from
-`python bench/consolidation_bench.py --embed` (README, Consolidation)."""
+`python bench/consolidation_bench.py --embed` (bench/README.md#the-consolidation-set-both-tiers)."""
 
 from __future__ import annotations
 

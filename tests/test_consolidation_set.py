@@ -1,6 +1,6 @@
 """The consolidation set holds what its README says, and memtui's method reaches its floors on
 the set's test split (floors just under what it reaches; the figures are in
-bench/consolidation_bench.py's output, quoted in the README)."""
+bench/consolidation_bench.py's output, quoted in bench/README.md)."""
 
 from __future__ import annotations
 

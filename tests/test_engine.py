@@ -29,6 +29,7 @@ def _plan(path: Path, profile: str, now=NOW):  # type: ignore[no-untyped-def]
         now,
         store=str(store.path),
         store_format=store.format_name,
+        ids=store.traits.ids,
         fingerprint=store.fingerprint,
     )
 

@@ -131,6 +131,7 @@ def test_a_plan_file_made_with_a_clock_behind_is_refused_on_apply(
         behind,
         store=str(store.path),
         store_format="pi",
+        ids=store.traits.ids,
         fingerprint=store.fingerprint,
     )
     assert any(a.kind == "decay" for a in plan.actions)

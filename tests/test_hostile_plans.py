@@ -171,6 +171,7 @@ def _absorb_changed(
         NOW,
         store=str(store.path),
         store_format=store.format_name,
+        ids=store.traits.ids,
         fingerprint=store.fingerprint,
     )
     touched = {t for a in plan.actions for t in a.targets}

@@ -71,6 +71,7 @@ def pi_plan(path: Path) -> tuple[Store, Plan]:
         NOW,
         store=str(store.path),
         store_format=store.format_name,
+        ids=store.traits.ids,
         fingerprint=store.fingerprint,
     )
     return store, plan
@@ -321,7 +322,9 @@ def test_concurrency_limit(fixture_copy, server_factory) -> None:  # type: ignor
 
     server = server_factory(behaviour)
     source = open_store(fixture_copy("realistic-store.json"))
-    plan = make_plan(source.memories(), get_profile("pi"), NOW, store_format="pi")
+    plan = make_plan(
+        source.memories(), get_profile("pi"), NOW, store_format="pi", ids=source.traits.ids
+    )
     client, _ = client_for(server, concurrency=2)
     improve(source, plan, client, ["merge"])
     assert len(server.seen) == len(merges(plan)) >= 3 and active["most"] == 2

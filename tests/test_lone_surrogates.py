@@ -43,7 +43,7 @@ def test_a_plan_with_a_lone_surrogate_is_written_and_read_back(tmp_path: Path) -
     store = open_store(str(path))
     plan = make_plan(
         store.memories(), PROFILES["pi"], NOW, store_format="pi", store=str(path),
-        fingerprint=store.fingerprint,
+        fingerprint=store.fingerprint, ids=store.traits.ids,
     )  # fmt: skip
     for version in (1, 2):
         plan_file = tmp_path / f"plan-{version}.json"

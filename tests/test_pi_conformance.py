@@ -43,8 +43,8 @@ def _ulps(a: float, b: float) -> int:
     return abs(ia - ib)
 
 
-def _names(store: Any) -> dict[str, str]:
-    return {"store": str(store.path), "fingerprint": store.fingerprint}
+def _names(store: Any) -> dict[str, Any]:
+    return {"store": str(store.path), "fingerprint": store.fingerprint, "ids": store.traits.ids}
 
 
 # -- load ---------------------------------------------------------------------------------------

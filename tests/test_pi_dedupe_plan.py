@@ -30,6 +30,7 @@ def _planned(tmp_path: Path) -> tuple[MemoryStore, Plan, list[str], list[str]]:
         PROFILES["pi"],
         NOW,
         store_format="pi",
+        ids=store.traits.ids,
         store=str(path),
         fingerprint=store.fingerprint,
         session="s",

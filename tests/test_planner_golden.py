@@ -15,6 +15,7 @@ from memtui.engine.choices import EXPIRE_KINDS, MERGE_RULES
 from memtui.engine.planner import EXPIRE_STEPS, MERGE_RULE_STEPS, make_plan
 from memtui.engine.profiles import PROFILE_NAMES, apply_overrides, get_profile
 from memtui.stores import open_store
+from memtui.stores.registry import FORMATS
 from tests.conftest import FIXTURES, NOW
 
 STORES = ("example-store.json", "realistic-store.json", "example-store-after-consolidate.json")
@@ -28,13 +29,19 @@ def _digest(plan_dict: object) -> str:
 
 def plan_digests() -> dict[str, str]:
     sources = [(name, open_store(FIXTURES / name)) for name in STORES]
-    inputs = [(name, store.memories(), store.format_name) for name, store in sources]
-    inputs.append((f"generated-{GENERATED}", make_demo_memories(GENERATED, 7, NOW), "native"))
+    inputs = [(name, store.memories(), store.format_name, store.traits) for name, store in sources]
+    generated = make_demo_memories(GENERATED, 7, NOW)
+    inputs.append((f"generated-{GENERATED}", generated, "native", FORMATS["native"].traits))
     out: dict[str, str] = {}
-    for name, memories, store_format in inputs:
+    for name, memories, store_format, traits in inputs:
         for profile in PROFILE_NAMES:
             plan = make_plan(
-                memories, get_profile(profile), NOW, store=name, store_format=store_format
+                memories,
+                get_profile(profile),
+                NOW,
+                store=name,
+                store_format=store_format,
+                ids=traits.ids,
             )
             out[f"{name} {profile}"] = _digest(plan.to_dict())
     return out

@@ -1,4 +1,4 @@
-"""`content_hash` exactly as the Go system computes it (SCHEMA.md, 16 golden values)."""
+"""`content_hash` exactly as Go computes it (docs/formats.md, `postgres`; 16 golden values)."""
 
 from __future__ import annotations
 

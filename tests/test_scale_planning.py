@@ -148,6 +148,7 @@ def test_a_plan_file_reads_back_as_the_plan_made(profile: str, tmp_path: Path) -
         NOW,
         store=str(store.path),
         store_format=store.format_name,
+        ids=store.traits.ids,
         fingerprint=store.fingerprint,
     )
     out = tmp_path / "plan.json"

@@ -248,9 +248,8 @@ def test_resolve_profile_applies_the_overrides_of_the_chosen_profile() -> None:
     settings = Settings(profiles={"pi": {"merge_threshold": 0.5, "cluster_max": 4}})
     pi = resolve_profile(settings, "pi")
     assert (pi.name, pi.merge_threshold, pi.cluster_max) == ("pi", 0.5, 4)
-    assert resolve_profile(settings, "native").name == "default"
-    assert resolve_profile(settings, "native") == get_profile("default")  # no override for it
-    assert resolve_profile(settings, "native", "pi").merge_threshold == 0.5
+    assert resolve_profile(settings, "default") == get_profile("default")  # no override for it
+    assert resolve_profile(settings, "default", "pi").merge_threshold == 0.5
     with pytest.raises(MemtuiError, match="unknown profile 'nope'"):
         resolve_profile(settings, "pi", "nope")
 

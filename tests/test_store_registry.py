@@ -21,7 +21,6 @@ class LinesFormat(FormatDefaults):
     """A toy format: a header line, then `id<TAB>content` per line."""
 
     name = "lines"
-    ledger_in_file = False
     file_mode = 0o644
 
     def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:

@@ -1,6 +1,6 @@
 """A store where no use was ever recorded (`default` profile): decay from each entry's creation
 with the half-life 30 + 335 × importance days, ×2 for identity and preference facts (chosen:
-README, consolidation), so such a store is not archived wholesale within a year. The faithful
+bench/README.md), so such a store is not archived wholesale within a year. The faithful
 profiles keep their own decay."""
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 MODELS = DECAY_MODELS
 SLOWER: tuple[tuple[str, float], ...] = (("identity", 2.0), ("preference", 2.0))
 """The categories whose half-life is longer in a store where no use was ever recorded, and by
-what factor (measured: README, consolidation)."""
+what factor (measured: bench/README.md#decay-when-no-use-was-ever-recorded)."""
 
 
 @dataclass(frozen=True, slots=True)

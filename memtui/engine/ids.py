@@ -1,5 +1,5 @@
-"""Ids for entries the engine creates, in each store format's own style, deterministic for
-the same members (so planning twice proposes the same plan)."""
+"""Ids for entries the engine creates, in the store's own style (its traits' `IdStyle`, handed
+in as a value), deterministic for the same members (so planning twice proposes the same plan)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from memtui.times import to_base36, to_epoch_ms
+from memtui.times import to_epoch_ms
+from memtui.traits import IdStyle
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,19 +28,19 @@ class TakenIds:
 
 
 class IdMaker:
-    """Fresh ids not in `taken`: `mem_<base36 ms>_<8 hex>` (pi), the next integer (longterm),
-    `m_<hex ms>_<6 hex>` (native). With `index` (the same ids, indexed before) it starts in
-    O(1) and `taken` is not read."""
+    """Fresh ids not in `taken`, in `style`: the next number, or the style's stamp with a hash
+    of the seed. With `index` (the same ids, indexed before) it starts in O(1) and `taken` is
+    not read."""
 
     def __init__(
         self,
-        store_format: str,
+        style: IdStyle,
         taken: Collection[str],
         now: datetime,
         *,
         index: TakenIds | None = None,
     ) -> None:
-        self.format = store_format
+        self.style = style
         self.index = index if index is not None else TakenIds.of(taken)
         self.made: set[str] = set()
         self.now_ms = to_epoch_ms(now)
@@ -49,7 +50,7 @@ class IdMaker:
         return ident in self.index.ids or ident in self.made
 
     def new(self, seed: str) -> str:
-        if self.format == "longterm":
+        if self.style.numbered:
             while self._taken(str(self.next_number)):
                 self.next_number += 1
             ident = str(self.next_number)
@@ -57,10 +58,7 @@ class IdMaker:
             salt = 0
             while True:
                 digest = hashlib.sha1(f"{seed}:{salt}".encode()).hexdigest()
-                if self.format == "pi":
-                    ident = f"mem_{to_base36(self.now_ms)}_{digest[:8]}"
-                else:
-                    ident = f"m_{self.now_ms:x}_{digest[:6]}"
+                ident = self.style.stamped(self.now_ms, digest[: self.style.digits])
                 if not self._taken(ident):
                     break
                 salt += 1

@@ -35,6 +35,7 @@ from memtui.engine.profiles import Profile
 from memtui.llm import LlmClient, LlmError
 from memtui.model import Memory, Source, Status
 from memtui.times import format_iso
+from memtui.traits import OWN_IDS, IdStyle
 
 STRATEGIES = ("merge", "conflict", "insight")
 DEFAULT_STRATEGIES = {
@@ -199,9 +200,13 @@ async def improve_plan(
     strategies: Sequence[str],
     now: datetime,
     *,
+    ids: IdStyle = OWN_IDS,
+    insight_status: Status = Status.PROPOSED,
     progress: Progress | None = None,
 ) -> Plan:
-    """The plan with the model's merges, judgements and insights in it (a new Plan)."""
+    """The plan with the model's merges, judgements and insights in it (a new Plan). `ids`
+    and `insight_status` are the store's (its traits': how it makes ids, the status an
+    insight can have in it)."""
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
         from memtui.errors import MemtuiError
@@ -234,7 +239,7 @@ async def improve_plan(
         results = await asyncio.gather(*jobs)
     changes: Changes = {k: v for result in results if result for k, v in result.items()}
     kept = [a for a in (changes.get(a.id, a) for a in actions) if a is not None]
-    maker = IdMaker(plan.store_format, {m.id for m in memories}, now)
+    maker = IdMaker(ids, {m.id for m in memories}, now)
     next_id = max((int(a.id[1:]) for a in kept), default=0)
     for action in insight_actions:
         next_id += 1
@@ -242,9 +247,8 @@ async def improve_plan(
         if action.after:
             new = action.after[0]
             fresh = maker.new(new.content)
-            status = Status.ACTIVE if plan.store_format == "pi" else Status.PROPOSED
             action = dataclasses.replace(
-                action, after=[new.with_(id=fresh, status=status)], targets=[fresh]
+                action, after=[new.with_(id=fresh, status=insight_status)], targets=[fresh]
             )
         kept.append(action)
     params = {

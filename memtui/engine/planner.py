@@ -54,6 +54,7 @@ from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
 from memtui.model import SOURCE_PRIORITY, Memory, Source, Status
 from memtui.times import days_between, to_base36, to_epoch_ms
+from memtui.traits import OWN_IDS, IdStyle
 
 Progress = Callable[[str, float], None]
 _Found = TypeVar("_Found", list[Pair], PairTable)
@@ -65,9 +66,7 @@ class Cancelled(MemtuiError):
 
 
 class _Builder:
-    def __init__(
-        self, memories: Sequence[Memory], store_format: str, now: datetime, cap: int
-    ) -> None:
+    def __init__(self, memories: Sequence[Memory], ids: IdStyle, now: datetime, cap: int) -> None:
         self.cap = cap
         self.eligible: list[Memory] = []
         self.current: dict[str, Memory] = {m.id: m for m in memories}
@@ -76,7 +75,7 @@ class _Builder:
         self.actions: list[Action] = []
         self.last_touch: dict[str, str] = {}
         self.locked: set[str] = set()
-        self.ids = IdMaker(store_format, self.current, now)
+        self.ids = IdMaker(ids, self.current, now)
         self.embeddings: Embeddings | None = None
         self.numbers: dict[str, frozenset[str]] | None = None  # what each eligible entry states
         self.vectors: list[Vector] | None = None  # the eligible entries' memtui vectors
@@ -198,6 +197,7 @@ def _make_plan(
     *,
     store: str = "",
     store_format: str = "native",
+    ids: IdStyle = OWN_IDS,
     fingerprint: str = "",
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
@@ -210,7 +210,8 @@ def _make_plan(
     (engine/embedded.py); other methods ignore them. The plan's params say what was used.
     `session` names the consolidation in the entries the pi rule creates (pi's
     `sourceSession`; default `memtui-plan-<now, epoch ms in base 36>`). `merged_text` stands
-    in for pi's model when given: the merged wording of a cluster, or None for a veto."""
+    in for pi's model when given: the merged wording of a cluster, or None for a veto.
+    `ids`: how the store makes ids (its traits' `ids`) for the entries merges create."""
 
     def report(name: str, fraction: float) -> None:
         if cancelled is not None and cancelled():
@@ -218,7 +219,7 @@ def _make_plan(
         if progress is not None:
             progress(name, fraction)
 
-    b = _Builder(memories, store_format, now, profile.cluster_max)
+    b = _Builder(memories, ids, now, profile.cluster_max)
     if profile.method == "memtui":
         b.embeddings = embeddings
     run = PlanRun(
@@ -501,7 +502,8 @@ def redo_pi_dedupe(plan: Plan, memories: Sequence[Memory]) -> Plan:
     merges = [a.id for a in others if a.kind == "merge" and a.id in approved]
     if not merges:
         return plan
-    b = _Builder(memories, plan.store_format, plan.now, int(plan.params.get("cluster_max", 8)))
+    # pi's dedupe creates no entry: any id style will do
+    b = _Builder(memories, OWN_IDS, plan.now, int(plan.params.get("cluster_max", 8)))
     for action in others:
         if action.id in approved:
             for memory in action.after:

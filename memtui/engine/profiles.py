@@ -1,6 +1,6 @@
 """The consolidation profiles: every parameter of every rule, in one typed place.
 
-`pi`, `longterm` and `thesearch` reproduce their source systems (DESIGN.md §4); `default` (for
+`pi`, `longterm` and `thesearch` reproduce their sources (docs/design.md#profiles); `default` (for
 native stores) is memtui's own method: the `memtui` similarity, average-linkage groups, rule
 wording that only adds clauses with new content, decay anchored on use, archive instead of
 delete, and a decision before a once-important fact is archived. Any parameter can be
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from memtui.engine.planner import Step
 
 PROFILE_NAMES = ("pi", "longterm", "thesearch", "default")
-DEFAULT_FOR_FORMAT = {"pi": "pi", "longterm": "longterm", "native": "default"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,10 +231,6 @@ PROFILES: dict[str, Profile] = {
         expire_kind="archive",
     ),
 }
-
-
-def profile_for_format(format_name: str) -> str:
-    return DEFAULT_FOR_FORMAT.get(format_name, "default")
 
 
 def get_profile(name: str) -> Profile:

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from memtui.errors import MemtuiError
-from memtui.model import HIDDEN_STATUSES, Memory, Source, Status
+from memtui.model import HIDDEN_STATUSES, Memory, Status
 from memtui.service.base import ServiceBase, Store, check_text
 from memtui.stores import Actor, Change, Transaction
-from memtui.stores.pi_format import PI_CONTENT_CAP, PI_TYPES
+from memtui.traits import HandRules
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,24 +29,8 @@ class EntryEdit:
         return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}
 
 
-@dataclass(frozen=True, slots=True)
-class HandRules:
-    """How the agent that owns a format writes what a person adds or edits by hand."""
-
-    source: Source = Source.USER
-    trims: bool = False  # content stripped of surrounding space, as its add and update do
-    anchors_decay: bool = False  # a new entry is decayed as of its creation
-
-
-# pi's hand-add paths write "manual" (and its consolidator never merges "user" entries); its
-# add() trims and always writes lastDecayedAt, its update() trims
-HAND_RULES: dict[str, HandRules] = {
-    "pi": HandRules(Source.MANUAL, trims=True, anchors_decay=True),
-}
-
-
 def hand_rules(store: Store) -> HandRules:
-    return HAND_RULES.get(store.format_name, HandRules())
+    return store.traits.hand
 
 
 class EntryEditsMixin(ServiceBase):
@@ -54,8 +38,8 @@ class EntryEditsMixin(ServiceBase):
 
     def edited(self, store: Store, memory_id: str, edit: EntryEdit) -> Memory | None:
         """What the entry would become (nothing is written), or None when nothing would
-        change; refused, with the reason, where the store's format cannot hold it (pi caps
-        content at 500 characters, has six types and holds active entries only)."""
+        change; refused, with the reason, where the store's format cannot hold it (its traits:
+        pi caps content at 500 characters, has six types and holds active entries only)."""
         before = store.get(memory_id)
         if edit.content is not None and hand_rules(store).trims:
             edit = dataclasses.replace(edit, content=edit.content.strip())
@@ -154,8 +138,8 @@ class EntryEditsMixin(ServiceBase):
         user_id: str | None = None,
     ) -> Memory:
         """A new entry written by the user (nothing is written yet), as the store's agent
-        writes one added by hand (`HAND_RULES`); refused, with the reason, where the store's
-        format cannot hold it."""
+        writes one added by hand (its traits' `hand`); refused, with the reason, where the
+        store's format cannot hold it."""
         rules = hand_rules(store)
         if rules.trims:
             content = content.strip()
@@ -165,6 +149,11 @@ class EntryEditsMixin(ServiceBase):
         for tag in tags:
             check_text("a tag", tag)
         check_text("the user", user_id or "")
+        if user_id and not store.traits.has_users:
+            raise MemtuiError(
+                f"a {store.format_name} store's entries carry no user (the file says whose "
+                "they are); leave the user out"
+            )
         now = self.now()
         return Memory(
             id=store.new_id(now),
@@ -197,26 +186,25 @@ class EntryEditsMixin(ServiceBase):
         if not content.strip():
             raise MemtuiError("the content must not be empty")
         check_text("the content", content)
-        if store.format_name == "pi" and len(content) > PI_CONTENT_CAP:
+        cap = store.traits.content_cap
+        if cap is not None and len(content) > cap:
             raise MemtuiError(
-                f"the content is {len(content)} characters; pi stores cap content at "
-                f"{PI_CONTENT_CAP}"
+                f"the content is {len(content)} characters; {store.format_name} stores cap "
+                f"content at {cap}"
             )
 
     def keeps_merged(self, store: Store) -> bool:
         """Whether the store's file keeps the members of a merge (status merged); pi's does
         not: they leave it and live on in memtui's ledger."""
-        try:
-            self._check_status_fits(store, Status.MERGED)
-        except MemtuiError:
-            return False
-        return True
+        return store.traits.merge_keeps_members
 
     def _check_status_fits(self, store: Store, status: Status) -> None:
-        if store.format_name == "pi" and status not in (Status.ACTIVE, Status.DELETED):
+        traits = store.traits
+        if not traits.may_take(status):
             raise MemtuiError(
-                f"pi stores hold active entries only; {status.value} cannot be kept in the file "
-                "(delete it instead: it leaves the file and stays in memtui's ledger)"
+                f"{store.format_name} stores hold {traits.kept} entries only; {status.value} "
+                "cannot be kept in the file (delete it instead: it leaves the file and stays "
+                "in memtui's ledger)"
             )
 
     def _check_importance(self, importance: float) -> None:
@@ -227,14 +215,16 @@ class EntryEditsMixin(ServiceBase):
         if not category.strip():
             raise MemtuiError("the category must not be empty")
         check_text("the category", category)
-        if store.format_name == "pi" and category not in PI_TYPES:
+        types = store.traits.categories
+        if types is not None and category not in types:
             raise MemtuiError(
-                f"pi stores hold these types only: {', '.join(sorted(PI_TYPES))}; not {category!r}"
+                f"{store.format_name} stores hold these types only: {', '.join(sorted(types))}; "
+                f"not {category!r}"
             )
 
     def categories(self, store: Store) -> list[str]:
         """The categories an entry of this store may take (pi: its six types), or those its
         entries use, for the user to pick from."""
-        if store.format_name == "pi":
-            return sorted(PI_TYPES)
+        if store.traits.categories is not None:
+            return sorted(store.traits.categories)
         return sorted({m.category for m in store.memories()} | {"fact"})

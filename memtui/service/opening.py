@@ -22,7 +22,7 @@ from memtui.stores.folder_store import FolderStore
 from memtui.stores.postgres import is_postgres_location, open_postgres_store
 from memtui.stores.sidecar import check_writable
 from memtui.stores.store import Store as FileStore
-from memtui.stores.transfer import ExportReport
+from memtui.stores.transfer import ExportReport, is_demo_store
 
 DEMO_MAX_SIZE = 2_000_000
 
@@ -178,8 +178,7 @@ class StoresMixin(ServiceBase):
     def _demo_store(self, path: Path) -> FileStore:
         """The demo store at `path`; refused when that file is another store."""
         old = FileStore.open(path, self.settings.keep_backups)
-        meta = old.document().header.get("meta", {})
-        if old.format_name != "native" or not isinstance(meta, dict) or not meta.get("demo"):
+        if not is_demo_store(old):
             raise MemtuiError(
                 f"{path}: exists and is not a memtui demo store; choose another --out"
             )

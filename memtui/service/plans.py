@@ -67,6 +67,7 @@ class PlansMixin(ServiceBase):
             when,
             store=str(store.path),
             store_format=store.format_name,
+            ids=store.traits.ids,
             fingerprint=store.fingerprint,
             last_run=last_run,
             progress=progress,
@@ -128,7 +129,15 @@ class PlansMixin(ServiceBase):
             FileCache(locations.data_dir() / "llm-cache"),
         )
         return await improve_plan(
-            plan, store.memories(), profile, client, strategies, plan.now, progress=progress
+            plan,
+            store.memories(),
+            profile,
+            client,
+            strategies,
+            plan.now,
+            ids=store.traits.ids,
+            insight_status=store.traits.insight_status,
+            progress=progress,
         )
 
     def improve_plan(self, plan: Plan, store: Store, profile: Profile, request: LlmRequest) -> Plan:

@@ -8,7 +8,7 @@ from memtui.config import resolve_profile
 from memtui.engine.candidates import Pair
 from memtui.engine.decay import DecayModel, decay_for, decay_for_store, model
 from memtui.engine.grouping import Group, active_pairs, group_entries
-from memtui.engine.profiles import Profile, profile_for_format
+from memtui.engine.profiles import Profile
 from memtui.engine.similarity import text_similarity
 from memtui.model import Memory
 from memtui.service.base import ServiceBase, Store
@@ -20,10 +20,10 @@ class ProfilesMixin(ServiceBase):
     def profile(self, store: Store, name: str | None = None) -> Profile:
         """The store's profile (or `name`) with the settings' `[profiles.NAME]` overrides: the
         same resolution for every command and screen."""
-        return resolve_profile(self.settings, _profile_format(store), name)
+        return resolve_profile(self.settings, store.traits.default_profile, name)
 
     def default_profile_name(self, store: Store) -> str:
-        return profile_for_format(_profile_format(store))
+        return store.traits.default_profile
 
     def clusters(
         self, memories: Sequence[Memory], method: str, threshold: float, profile: Profile
@@ -64,8 +64,3 @@ class ProfilesMixin(ServiceBase):
             if found is not None:
                 return found
         return decay_for(profile, name) or model("longterm", profile.decay_rate)
-
-
-def _profile_format(store: Store) -> str:
-    """The format whose profile a store plans with (the Go system's table as its export)."""
-    return "longterm" if store.format_name == "postgres" else store.format_name

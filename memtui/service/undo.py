@@ -97,7 +97,7 @@ class UndoMixin(ServiceBase):
         """Make a PostgreSQL store what `memtui backup`'s copy `source` holds, as one undoable
         transaction; refused when `source` is not a copy of that table."""
         restore = getattr(store, "rollback_from_copy", None)
-        if store.format_name != "postgres" or restore is None:
+        if not store.traits.copies_table or restore is None:
             raise MemtuiError(
                 f"{store.path} is a file store: roll back to one of its backups by name "
                 "(see `memtui backups`)"
@@ -113,7 +113,7 @@ class UndoMixin(ServiceBase):
         """A PostgreSQL store's whole table to a JSON Lines file (the Go records); file stores
         keep whole-file backups already."""
         dump = getattr(store, "dump", None)
-        if store.format_name != "postgres" or dump is None:
+        if not store.traits.copies_table or dump is None:
             raise MemtuiError(
                 f"{store.path} is a file store: its backups are whole files already "
                 "(see `memtui backups`)"

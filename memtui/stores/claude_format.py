@@ -51,6 +51,7 @@ from memtui.stores.document import Document, FormatDefaults
 from memtui.stores.files import real_path
 from memtui.stores.ledger import SidecarLedger
 from memtui.times import format_iso, parse_iso_or_none
+from memtui.traits import FormatTraits
 
 KIND = "claude-code"
 INDEX = "MEMORY.md"
@@ -59,7 +60,8 @@ MEMBER_PATTERNS = ("*.md", "team/*.md")
 
 @dataclass(frozen=True, slots=True)
 class ClaudeTraits:
-    """What differs about this format from the single-file ones (for FormatTraits at merge)."""
+    """What else differs about this format from the single-file ones (beside its
+    FormatTraits): candidates for FormatTraits fields."""
 
     users: bool = False  # one store, no users
     categories: tuple[str, ...] = ("user", "feedback", "project", "reference")
@@ -84,9 +86,14 @@ _YAML_WORDS = re.compile(r"^(?:true|false|yes|no|on|off|null|~|[-+]?\d[\d_.eE+-]
 
 class ClaudeFormat(FormatDefaults):
     name = KIND
-    ledger_in_file = False
     file_mode = 0o644
-    traits = TRAITS
+    # one memory a file; the index says nothing of users, statuses or lineage
+    traits = FormatTraits(
+        keeps=frozenset({Status.ACTIVE}),
+        categories=frozenset({*TRAITS.categories, TRAITS.untyped_category}),
+        has_users=False,
+        lineage_in_store=False,
+    )
 
     def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
         files = folder_tx.unpack(value, KIND)

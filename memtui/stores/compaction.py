@@ -48,7 +48,7 @@ def compact_store(
     """Rewrite the journal compactly; with `keep` (transactions) or `days`, move the older
     transactions to `<store>.memtui/journal-archive.jsonl`. The newest transaction always
     stays (transaction ids go on from it)."""
-    if store.format_name != "native":
+    if not store.traits.ledger_in_store:
         raise MemtuiError(
             f"{store.path}: a {store.format_name} store keeps its ledger beside it "
             f"({store.sidecar.name}/ledger.jsonl); compact works on native stores"

@@ -18,7 +18,7 @@ def repair(store: Store, now: datetime) -> list[str]:
     stamp = f"{now.astimezone(UTC):%Y%m%dT%H%M%S}Z"
     done: list[str] = []
     with store.format.write_lock(store.file), writing(store.sidecar):
-        if store.format.ledger_in_file:
+        if store.format.traits.ledger_in_store:
             done += _move_damaged_journal_entries(store, stamp, now)
         else:
             done += _repair_sidecar_ledger(store, stamp)

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from memtui.model import Memory
 from memtui.stores.files import store_lock
+from memtui.traits import FormatTraits
 
 
 @dataclass(slots=True)
@@ -33,8 +34,8 @@ class StoreFormat(Protocol):
     """One on-disk format: parse a JSON value into a Document and render it back."""
 
     name: str
-    # native stores keep their ledger in the store file; the others in `<store>.memtui/`.
-    ledger_in_file: bool
+    # what it holds and how memtui treats it (memtui/traits.py; docs/formats.md)
+    traits: FormatTraits
     # the file mode new files get (pi insists on 0600).
     file_mode: int
     # the mode every write sets (None: the file keeps its own).
@@ -63,7 +64,7 @@ class StoreFormat(Protocol):
         ...
 
     def keeps(self, memory: Memory) -> bool:
-        """Whether the file holds an entry in this state (pi holds only active entries)."""
+        """Whether the file holds an entry in this state (its traits' `keeps`)."""
         ...
 
     def successor(self, raw: dict[str, Any], current: dict[str, Any] | None) -> dict[str, Any]:
@@ -95,6 +96,11 @@ class StoreFormat(Protocol):
         protocol, and the agent's lock where the agent takes one."""
         ...
 
+    def export_header(self, source: dict[str, Any] | None, now: datetime) -> dict[str, Any]:
+        """The header of an export to this format: the source's own when the source is of
+        this format (`source`), else a new file's."""
+        ...
+
 
 HeaderImages = tuple[dict[str, Any], dict[str, Any]]
 
@@ -103,7 +109,19 @@ class FormatDefaults:
     """The hooks of a format that reads only whole JSON values and keeps no top-level
     bookkeeping of its own."""
 
+    traits = FormatTraits()
     rewrite_mode: int | None = None
+
+    def keeps(self, memory: Memory) -> bool:
+        return memory.status in self.traits.keeps
+
+    def new_id(self, doc: Document, now: datetime) -> str:
+        return self.traits.ids.fresh(doc.memories.keys(), now)
+
+    def export_header(self, source: dict[str, Any] | None, now: datetime) -> dict[str, Any]:
+        """The header of an export to this format: the source's own when the source is of
+        this format (`source`), else a new file's."""
+        return dict(source) if source is not None else {}
 
     def recognise_text(self, data: bytes, path: Path) -> Document | None:
         return None

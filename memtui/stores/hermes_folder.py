@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from memtui.errors import MemtuiError, StoreFormatError, StoreLockedError
-from memtui.model import Memory
+from memtui.model import Memory, Status
 from memtui.stores import folder_tx, hermes_format
 from memtui.stores.document import Document
 from memtui.stores.files import real_path, store_lock
 from memtui.stores.ledger import SidecarLedger
 from memtui.times import format_iso, parse_iso_or_none
+from memtui.traits import FormatTraits, IdStyle
 
 KIND = "hermes"
 FILES = {"memory": "MEMORY.md", "user": "USER.md"}
@@ -34,7 +35,7 @@ PATTERNS = tuple(FILES.values())
 
 @dataclass(frozen=True, slots=True)
 class HermesFolderTraits:
-    """What differs about this format (for FormatTraits at merge)."""
+    """What else differs about this format (beside its FormatTraits)."""
 
     users: tuple[str, ...] = ("memory", "user")  # one file each
     categories: tuple[str, ...] = ("fact", "identity")  # by user: no category of its own
@@ -48,7 +49,12 @@ TRAITS = HermesFolderTraits()
 
 class HermesFolderFormat(hermes_format.HermesFormat):
     name = "hermes-folder"
-    traits = TRAITS
+    # two users, one file each; entries are text only
+    traits = FormatTraits(
+        keeps=frozenset({Status.ACTIVE}),
+        ids=IdStyle("n", "none", 8),
+        lineage_in_store=False,
+    )
 
     def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
         files = folder_tx.unpack(value, KIND)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -41,6 +40,7 @@ from memtui.stores.document import Document, FormatDefaults
 from memtui.stores.files import LOCK_RETRY_S, LOCK_TIMEOUT_S, real_path, store_lock
 from memtui.stores.ledger import SidecarLedger
 from memtui.times import format_iso, parse_iso_or_none
+from memtui.traits import FormatTraits, IdStyle
 
 DELIMITER = "\n§\n"
 _CLAUDE_INDEX_LINE = re.compile(r"^\s*[-*] \[[^\]\n]*\]\([^)\n]+\.md\)", re.MULTILINE)
@@ -56,7 +56,13 @@ HERMES_LOCK_WAIT_S = LOCK_TIMEOUT_S
 
 class HermesFormat(FormatDefaults):
     name = "hermes"
-    ledger_in_file = False
+    # entries are text only: the file holds active ones, its name says whose they are
+    traits = FormatTraits(
+        keeps=frozenset({Status.ACTIVE}),
+        ids=IdStyle("n", "none", 8),
+        has_users=False,
+        lineage_in_store=False,
+    )
     file_mode = 0o600
 
     def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
@@ -129,15 +135,6 @@ class HermesFormat(FormatDefaults):
             if when is not None:
                 out[key] = format_iso(when)
         return base if base == out else out
-
-    def keeps(self, memory: Memory) -> bool:
-        return memory.status is Status.ACTIVE
-
-    def new_id(self, doc: Document, now: datetime) -> str:
-        while True:
-            ident = f"n{os.urandom(4).hex()}"
-            if ident not in doc.memories:
-                return ident
 
     def render(self, doc: Document, now: datetime | None) -> bytes:
         drift = doc.header.get("drift")

@@ -29,6 +29,7 @@ from memtui.stores.fields import (
     json_problem,
 )
 from memtui.times import GO_ZERO_TIME, format_iso, parse_iso
+from memtui.traits import FormatTraits, IdStyle
 
 _MEMTUI_ONLY_STATUSES = frozenset(
     {Status.ARCHIVED, Status.MERGED, Status.DEPRECATED, Status.PROPOSED}
@@ -62,7 +63,9 @@ _KNOWN = frozenset(
 
 class LongtermFormat(FormatDefaults):
     name = "longterm"
-    ledger_in_file = False
+    traits = FormatTraits(
+        ids=IdStyle(numbered=True), default_profile="longterm", export_as="longterm-jsonl"
+    )
     file_mode = 0o644
 
     def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
@@ -158,9 +161,6 @@ class LongtermFormat(FormatDefaults):
         out.update(memory.extra)
         return out
 
-    def keeps(self, memory: Memory) -> bool:
-        return True
-
     def successor(self, raw: dict[str, Any], current: dict[str, Any] | None) -> dict[str, Any]:
         """The record to write over `current`: the Go system's optimistic `version` moves
         forward on every change memtui makes (undo and rollback included), never back."""
@@ -194,9 +194,9 @@ class LongtermFormat(FormatDefaults):
             out.append(line + b"\n")
         return b"".join(out)
 
-    def new_id(self, doc: Document, now: datetime) -> str:
-        numbers = [int(i) for i in doc.memories if i.isascii() and i.isdigit()]
-        return str(max(numbers, default=0) + 1)
+    def export_header(self, source: dict[str, Any] | None, now: datetime) -> dict[str, Any]:
+        """Exports are JSON Lines (a JSON Lines source keeps its lines byte for byte)."""
+        return dict(source) if source and source.get("layout") == "jsonl" else {"layout": "jsonl"}
 
 
 def _read(record: Any, path: Path, where: str, index: int) -> Memory:

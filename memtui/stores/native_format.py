@@ -7,7 +7,6 @@ lives in the same file, so a commit and its ledger entry land together.
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,8 @@ from memtui.stores.fields import (
     json_type_name,
 )
 from memtui.stores.pi_json import PiJsonError, read_checked
-from memtui.times import format_iso, parse_iso, to_epoch_ms
+from memtui.times import format_iso, parse_iso
+from memtui.traits import OWN_IDS, FormatTraits
 
 SCHEMA_VERSION = 1
 TABLES = ("memories", "journal", "meta")
@@ -49,7 +49,7 @@ def new_meta(now: datetime, **fields: Any) -> dict[str, Any]:
 
 class NativeFormat(FormatDefaults):
     name = "native"
-    ledger_in_file = True
+    traits = FormatTraits(ids=OWN_IDS, export_as="native", ledger_in_store=True)
     file_mode = 0o600
 
     def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
@@ -107,9 +107,6 @@ class NativeFormat(FormatDefaults):
     def encode(self, memory: Memory, base: dict[str, Any] | None) -> dict[str, Any] | None:
         return _compact(memory.to_dict())
 
-    def keeps(self, memory: Memory) -> bool:
-        return True
-
     def render(self, doc: Document, now: datetime | None) -> bytes:
         header = doc.header
         meta_table = dict(header.get("meta_table") or {})
@@ -133,11 +130,9 @@ class NativeFormat(FormatDefaults):
         undo restores the record as it was and the journal stays small."""
         return None if _compact(image) == raw else raw
 
-    def new_id(self, doc: Document, now: datetime) -> str:
-        while True:
-            ident = f"m_{to_epoch_ms(now):x}_{os.urandom(3).hex()}"
-            if ident not in doc.memories:
-                return ident
+    def export_header(self, source: dict[str, Any] | None, now: datetime) -> dict[str, Any]:
+        """A native source's header (its journal with it), else a new store's meta."""
+        return dict(source) if source is not None else {"meta": new_meta(now), "journal": []}
 
 
 def _compact(record: dict[str, Any]) -> dict[str, Any]:

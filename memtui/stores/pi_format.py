@@ -1,4 +1,4 @@
-"""The pi agent's `memory-store.json` (see the pi FORMAT notes in DESIGN.md §2-3).
+"""The pi agent's `memory-store.json` (field by field: docs/formats.md, `pi`).
 
 Entries are read with pi's own defaults; entries memtui does not change are written back as
 they were, and the file keeps pi's layout: 2-space indented JSON, mode 0600.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -20,7 +19,8 @@ from memtui.stores.fields import MAX_CONTENT_CHARS, json_type_name
 from memtui.stores.pi_json import PiJsonError, read_checked
 from memtui.stores.pi_json import dumps as pi_dumps
 from memtui.stores.pi_splice import in_pi_layout, spliced
-from memtui.times import from_epoch_ms, to_base36, to_epoch_ms
+from memtui.times import from_epoch_ms, to_epoch_ms
+from memtui.traits import FormatTraits, HandRules, IdStyle
 
 PI_TYPES = frozenset({"decision", "convention", "pattern", "preference", "fact", "lesson"})
 # Content longer than this is refused by pi on add and update.
@@ -47,7 +47,19 @@ _KNOWN = frozenset(
 
 class PiFormat(FormatDefaults):
     name = "pi"
-    ledger_in_file = False
+    traits = FormatTraits(
+        content_cap=PI_CONTENT_CAP,
+        keeps=frozenset({Status.ACTIVE}),
+        categories=PI_TYPES,
+        ids=IdStyle("mem_", "base36", 8),
+        default_profile="pi",
+        export_as="pi",
+        lineage_in_store=False,
+        folds_across_users=True,
+        # pi's hand-add paths write "manual" (its consolidator never merges "user" entries);
+        # its add() trims and always writes lastDecayedAt, its update() trims
+        hand=HandRules(Source.MANUAL, trims=True, anchors_decay=True),
+    )
     file_mode = 0o600
     rewrite_mode: int | None = 0o600  # pi insists on it
 
@@ -146,9 +158,6 @@ class PiFormat(FormatDefaults):
             return base  # unchanged: written exactly as the file has it
         return _in_pi_order(out, base, memory.extra)
 
-    def keeps(self, memory: Memory) -> bool:
-        return memory.status is Status.ACTIVE
-
     def header(self, doc: Document) -> dict[str, Any] | None:
         return file_header(doc, None)
 
@@ -187,12 +196,6 @@ class PiFormat(FormatDefaults):
         text = None if own else spliced(sources[0], ordered, records, full, sources[1:])
         doc.header["pi_layout"] = text is None
         return text or full
-
-    def new_id(self, doc: Document, now: datetime) -> str:
-        while True:
-            ident = f"mem_{to_base36(to_epoch_ms(now))}_{os.urandom(4).hex()}"
-            if ident not in doc.memories:
-                return ident
 
 
 _SOURCES = {s.value: s for s in Source}

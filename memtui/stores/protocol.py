@@ -12,6 +12,7 @@ from memtui.model import Memory
 from memtui.stores.backups import Backup
 from memtui.stores.ledger import Transaction
 from memtui.stores.progress import CommitProgress
+from memtui.traits import FormatTraits
 
 if TYPE_CHECKING:
     from memtui.stores.store import Change
@@ -34,7 +35,12 @@ class MemoryStore(Protocol):
     def path(self) -> StorePath: ...
 
     @property
-    def format_name(self) -> str: ...
+    def format_name(self) -> str:
+        """Its format's name, as messages and screens show it (what it holds: `traits`)."""
+        ...
+
+    @property
+    def traits(self) -> FormatTraits: ...
 
     @property
     def fingerprint(self) -> str:

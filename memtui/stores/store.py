@@ -1,6 +1,6 @@
 """`Store`: an opened store file and the one transaction API that changes it.
 
-Contracts (DESIGN.md §3): a commit is atomic (temp file + rename; for non-native stores a
+Contracts (docs/design.md#transactions): a commit is atomic (temp + rename; for non-native stores a
 write-ahead ledger entry, resolved on the next read if the writer died), keeps a backup of the
 file it replaces, records before/after images in the ledger, refuses to overwrite entries an
 outside writer changed (and re-bases when the entries it touches are unchanged), and undo is a
@@ -42,6 +42,7 @@ from memtui.stores.ledger import (
 from memtui.stores.ledger_audit import LedgerAudit, LedgerState
 from memtui.stores.progress import CommitProgress, Stage
 from memtui.stores.sidecar import check_writable, sidecar_problems
+from memtui.traits import FormatTraits
 
 # An outside writer that ignores the lock can slip in between our read and our rename.
 _WRITE_ATTEMPTS = 3
@@ -90,7 +91,9 @@ class Store(LedgerViews, LedgerAudit):
         self.sidecar = self.file.with_name(self.file.name + ".memtui")
         self.keep_backups = keep_backups
         self._ledger = (
-            None if fmt.ledger_in_file else SidecarLedger(self.sidecar / "ledger.jsonl", self.file)
+            None
+            if fmt.traits.ledger_in_store
+            else SidecarLedger(self.sidecar / "ledger.jsonl", self.file)
         )
         self._ledger_cache: tuple[tuple[str, FileStamp | None], LedgerState] | None = None
         self.packed = False
@@ -119,6 +122,10 @@ class Store(LedgerViews, LedgerAudit):
     @property
     def format_name(self) -> str:
         return self.format.name
+
+    @property
+    def traits(self) -> FormatTraits:
+        return self.format.traits
 
     @property
     def fingerprint(self) -> str:
@@ -266,7 +273,7 @@ class Store(LedgerViews, LedgerAudit):
         """What this store's file would hold for `memory` (pi holds active entries only)."""
         if memory is None or not self.format.keeps(memory):
             return None
-        if self.format.ledger_in_file:  # the file holds the record as it is (`_as_stored`)
+        if self.format.traits.ledger_in_store:  # the file holds the record as it is (`_as_stored`)
             return memory
         raw = self.format.encode(memory, self._doc.raws.get(memory.id)) or {}
         return self._as_stored(memory, raw)
@@ -280,7 +287,7 @@ class Store(LedgerViews, LedgerAudit):
     def _as_stored(self, memory: Memory, raw: dict[str, Any]) -> Memory:
         """`memory` as the file holds it once written as `raw` (non-native formats drop the
         fields they cannot hold; the successor link is derived from the other entries)."""
-        if self.format.ledger_in_file:
+        if self.format.traits.ledger_in_store:
             return memory
         return self.format.decode(raw, self.path).with_(superseded_by=memory.superseded_by)
 
@@ -384,7 +391,7 @@ class Store(LedgerViews, LedgerAudit):
         added = 0 if revert_header else sum(1 for c in changes if c.before is None and c.after)
         fmt.write_header(doc, now, added=added, revert=revert_header)
         images: list[ChangeImage] = []
-        in_file = fmt.ledger_in_file
+        in_file = fmt.traits.ledger_in_store
         order = {ident: n for n, ident in enumerate(base.memories)}
         returning: list[tuple[int, str]] = []
         preparing = Stage(progress, "preparing", len(changes))

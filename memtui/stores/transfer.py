@@ -16,12 +16,13 @@ from memtui.stores.document import Document
 from memtui.stores.files import atomic_write, writing
 from memtui.stores.ledger import Actor, Transaction
 from memtui.stores.native_format import new_meta
-from memtui.stores.pi_format import PI_TYPES
 from memtui.stores.protocol import MemoryStore
 from memtui.stores.registry import FORMATS
 from memtui.stores.store import Store
 
-EXPORT_FORMATS = ("native", "pi", "longterm-jsonl")
+# `memtui export --format` names, as each format's traits declare them
+EXPORTS = {f.traits.export_as: f for f in FORMATS.values() if f.traits.export_as is not None}
+EXPORT_FORMATS = tuple(EXPORTS)
 
 
 def _refuse_existing(path: Path) -> None:
@@ -59,6 +60,12 @@ def create_native_store(
     return Store.open(path, keep_backups)
 
 
+def is_demo_store(store: Store) -> bool:
+    """Whether `store` is a native store memtui made as its demo (its meta says so)."""
+    meta = store.document().header.get("meta", {})
+    return store.format is FORMATS["native"] and isinstance(meta, dict) and bool(meta.get("demo"))
+
+
 @dataclass(frozen=True, slots=True)
 class ExportReport:
     path: Path
@@ -70,35 +77,28 @@ class ExportReport:
     """pi: entries whose category is not one of pi's types, by category (written as fact)."""
 
 
-def export_store(store: MemoryStore, dest: Path, format_name: str, now: datetime) -> ExportReport:
+def export_store(store: MemoryStore, dest: Path, export_as: str, now: datetime) -> ExportReport:
     """Write the store's entries to a new file in another (or the same) format.
 
     The same format keeps every record as the source has it (unknown keys, layout).
-    pi holds active entries only, so the others are left out (and counted);
-    longterm needs integer ids, so other ids are renumbered (the old id kept as `memtui_id`).
+    A format that holds some statuses only (pi: active) leaves the others out (and counts
+    them); one that numbers its ids (longterm) renumbers other ids (the old id kept as
+    `memtui_id`); one with a fixed set of categories (pi) counts the others (written as fact).
     """
-    if format_name not in EXPORT_FORMATS:
-        raise MemtuiError(
-            f"unknown export format {format_name!r} (use {', '.join(EXPORT_FORMATS)})"
-        )
+    fmt = EXPORTS.get(export_as)
+    if fmt is None:
+        raise MemtuiError(f"unknown export format {export_as!r} (use {', '.join(EXPORT_FORMATS)})")
     _refuse_existing(dest)
-    name = "longterm" if format_name.startswith("longterm") else format_name
-    fmt = FORMATS[name]
     memories = store.memories()
     renumbered = False
-    if name == store.format_name and isinstance(store, Store):
+    same = isinstance(store, Store) and store.format is fmt
+    if isinstance(store, Store) and same:
         doc = store.document()
-        if name == "longterm" and doc.header.get("layout") != "jsonl":
-            doc.header = {"layout": "jsonl"}
+        doc.header = fmt.export_header(doc.header, now)
     else:
-        if name == "longterm" and not all(m.id.isdigit() for m in memories):
+        if fmt.traits.ids.numbered and not all(m.id.isdigit() for m in memories):
             memories, renumbered = _renumber(memories), True
-        header: dict[str, Any] = {}
-        if name == "native":
-            header = {"meta": new_meta(now), "journal": []}
-        elif name == "longterm":
-            header = {"layout": "jsonl"}
-        doc = Document({}, {}, header)
+        doc = Document({}, {}, fmt.export_header(None, now))
         for memory in memories:
             raw = fmt.encode(memory, None)
             if raw is not None:
@@ -110,11 +110,12 @@ def export_store(store: MemoryStore, dest: Path, format_name: str, now: datetime
     os.chmod(dest, fmt.file_mode)
     written = len(doc.memories)
     as_fact: dict[str, int] = {}
-    if name == "pi" and store.format_name != "pi":
+    categories = fmt.traits.categories
+    if categories is not None and not same:
         for m in doc.memories.values():
-            if m.category not in PI_TYPES:
+            if m.category not in categories:
                 as_fact[m.category] = as_fact.get(m.category, 0) + 1
-    return ExportReport(dest, format_name, written, len(memories) - written, renumbered, as_fact)
+    return ExportReport(dest, export_as, written, len(memories) - written, renumbered, as_fact)
 
 
 def _renumber(memories: list[Memory]) -> list[Memory]:

@@ -27,7 +27,7 @@ from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.service import History, Service, Settings, Store
 from memtui.textsafe import one_line
-from memtui.tui import heap
+from memtui.tui import heap, outside_screen
 from memtui.tui.commands import MemtuiCommands, PaletteCommand
 from memtui.tui.commit_flow import CommitFlow
 from memtui.tui.failures import GuardedHandlers, formatted, one_line_report
@@ -97,6 +97,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self.store: Store | None = None
         self._last_key_time = -math.inf  # when the latest key was read (Question.swallows)
         self.history: History | None = None
+        self.since_looked: outside_screen.SinceLooked | None = None
         self.load_problem: str | None = None
         self.theme_problems: list[str] = []
         self.exit_code = 0  # 1 once the store failed to open: the process says so
@@ -302,6 +303,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
             return
         memories = store.memories()
         self.post_message(StoreReady(store, memories, reloaded))
+        self.post_message(outside_screen.look(self.service, store))
         # what `/` searches, ready before the first keystroke
         self.post_message(HaystackReady(memories, build_haystack(memories)))
         self.post_history(self.build_history(store))
@@ -361,6 +363,11 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
                 timeout=60,
                 markup=False,
             )
+
+    @on(outside_screen.OutsideSeen)
+    def _outside_seen(self, message: outside_screen.OutsideSeen) -> None:
+        self.since_looked = message.since
+        outside_screen.announce(self, message.since)
 
     @on(HaystackReady)
     def _haystack_ready(self, message: HaystackReady) -> None:

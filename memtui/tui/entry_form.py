@@ -91,10 +91,11 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
         self.store = store
         self.service = service
         self.memory = memory
-        self.users = sorted({m.user_id for m in store.memories() if m.user_id})
+        has_users = store.traits.has_users
+        self.users = sorted({m.user_id for m in store.memories() if m.user_id and has_users})
         self.user = user if user in self.users else (self.users[0] if self.users else None)
         self.categories = service.categories(store)
-        self.pi = store.format_name == "pi"
+        self.fixed_types = store.traits.categories is not None
         self._initial: tuple[object, ...] | None = None
 
     def compose(self) -> ComposeResult:
@@ -125,7 +126,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
                 )
                 yield Label("category")
                 category = memory.category if memory else "fact"
-                if self.pi:
+                if self.fixed_types:
                     options = self.categories
                     if category not in options:
                         options = [category, *options]
@@ -168,8 +169,10 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
                 f"created {created} · {memory.access_count} uses\n",
                 style="bold",
             )
-        if self.pi:
-            text.append("pi holds up to 500 characters and six types. ")
+        cap, types = self.store.traits.content_cap, self.store.traits.categories
+        if cap is not None and types is not None:
+            name = self.store.format_name
+            text.append(f"{name} holds up to {cap} characters and {len(types)} types. ")
         text.append(
             "tab moves between fields; ctrl+s checks and asks before saving (with an optional "
             "reason); the change is one transaction, u undoes it."

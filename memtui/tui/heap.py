@@ -3,7 +3,7 @@ images, the ids) lives until the next one, so it is frozen (`gc.freeze`) once bu
 cyclic collector's full passes, which hold the GIL and so the UI thread, then walk only what
 the screens allocate since. memtui's own pass runs once a load or a commit has been shown
 (and the screen it came from closed, so that it is collected, not frozen), never in the middle
-of typing. The core knows nothing of this (README: "Garbage collection in the TUI")."""
+of typing. The core knows nothing of this (docs/design.md#tui)."""
 
 from __future__ import annotations
 

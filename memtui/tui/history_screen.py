@@ -23,11 +23,17 @@ from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
 from memtui.tui.lists import MemtuiList
 from memtui.tui.messages import CommitFailed, LedgerRead
+from memtui.tui.outside_screen import (
+    is_outside,
+    request_event_restore,
+    tx_name,
+    with_outside_events,
+)
 from memtui.views import counted, entries, shorten
 
 
 def transaction_label(tx: Transaction, undone_by: int | None) -> Text:
-    label = Text(f"#{tx.id:<4}", style="bold")
+    label = Text(f"{tx_name(tx):<5}", style="bold red" if is_outside(tx) else "bold")
     label.append(
         f"{(format_iso(tx.at.replace(microsecond=0)) or '')[:19].replace('T', ' ')} ", style="dim"
     )
@@ -39,7 +45,7 @@ def transaction_label(tx: Transaction, undone_by: int | None) -> Text:
 
 
 def transaction_detail(tx: Transaction, undone_by: int | None) -> Text:
-    text = Text(f"#{tx.id} {tx.kind}", style="bold")
+    text = Text(f"{tx_name(tx)} {tx.kind}", style="bold")
     text.append(f"  by {tx.actor} at {format_iso(tx.at.replace(microsecond=0))}\n", style="dim")
     text.append(one_line(tx.reason) + "\n", style="bold")
     if tx.undoes:
@@ -124,7 +130,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
     @work(thread=True, exclusive=True, group="ledger", exit_on_error=False)
     def read_ledger(self) -> None:
         try:
-            transactions = self.store.history()
+            transactions = with_outside_events(self.service, self.store, self.store.history())
             undone = self.store.undone()
             backups = self.service.backups(self.store)
         except MemtuiError as e:
@@ -161,9 +167,8 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
                 " · u undoes the highlighted one (an undo: redoes) · b shows backups", style="dim"
             )
             for tx in self.transactions:
-                options.add_option(
-                    Option(transaction_label(tx, self.undone.get(tx.id)), id=str(tx.id))
-                )
+                undone_by = None if is_outside(tx) else self.undone.get(tx.id)
+                options.add_option(Option(transaction_label(tx, undone_by), id=tx_name(tx)))
         self.query_one("#title", Static).update(title)
         if options.option_count:
             options.highlighted = 0  # the newest: after a commit, the one just made
@@ -188,7 +193,8 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
             return
         tx = self._selected()
         if tx is not None:
-            body.update(transaction_detail(tx, self.undone.get(tx.id)))
+            undone_by = None if is_outside(tx) else self.undone.get(tx.id)
+            body.update(transaction_detail(tx, undone_by))
 
     def _selected(self) -> Transaction | None:
         options = self.query_one("#list", OptionList)
@@ -205,6 +211,9 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
         tx = self._selected()
         if tx is None:
             self.notify("Highlight a transaction.", severity="warning")
+            return
+        if is_outside(tx):
+            request_event_restore(self, self.service, tx)
             return
         host(self).request_undo(tx)
 

@@ -33,6 +33,7 @@ from memtui.tui.label_screen import LabelScreen
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.memory_table import MemoryTable
 from memtui.tui.messages import CommitFailed, LineageReady
+from memtui.tui.outside_screen import OutsideScreen
 from memtui.tui.plan_screen import PlanScreen
 from memtui.tui.screens import FilterScreen
 from memtui.tui.status_line import status_text
@@ -95,6 +96,13 @@ class HomeScreen(GuardedHandlers, Screen[None]):
             "store.history",
             "The ledger: undo, redo, backups, rollback",
             show=True,
+        ),
+        _binding(
+            "g",
+            "outside",
+            "Agent's",
+            "store.outside",
+            "What the agent changed since you last looked: before, after, restore",
         ),
         _binding(
             "e", "edit", "Edit", "entry.edit", "Edit the entry: content, importance, category, tags"
@@ -430,9 +438,10 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         body.append(f"{verb} {one_line(current.id)}", style="bold")
         body.append(f" ({current.status.value} → {status.value}):\n")
         body.append(shorten(one_line(current.content), 240) + "\n\n")
-        if status is Status.DELETED and store.format_name == "pi":
+        if status is Status.DELETED and not store.traits.holds(status):
             body.append(
-                "pi stores hold active entries only: the entry leaves the file and lives on "
+                f"{store.format_name} stores hold {store.traits.kept} entries only: the entry "
+                "leaves the file and lives on "
                 "in memtui's ledger, from where u (or `memtui restore`) brings it back. "
             )
         elif status is Status.DELETED:
@@ -494,6 +503,12 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         if store is not None:
             self.app.push_screen(HistoryScreen(store, host(self).service))
 
+    def action_outside(self) -> None:
+        store = self._needs_store()
+        if store is not None:
+            since = getattr(self.app, "since_looked", None)
+            self.app.push_screen(OutsideScreen(store, host(self).service, since))
+
     # -- the command palette --------------------------------------------------------------------
 
     def palette_commands(self) -> list[PaletteCommand]:
@@ -529,6 +544,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
             ("entry: merge the marked entries", "Hand-merge", self.action_merge),
             ("store: review a consolidation plan", "Plan, approve, apply", self.action_plan),
             ("store: history, undo and backups", "The ledger", self.action_history),
+            ("store: the agent's changes", "Since you last looked; restore", self.action_outside),
             ("view: clusters of related entries", "At a threshold you move", self.action_clusters),
             ("view: decay curves", "When entries fade below the line", self.action_decay),
             ("store: label pairs", "Same memory or not, for calibration", self.action_label),

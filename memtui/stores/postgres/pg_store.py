@@ -39,6 +39,7 @@ from memtui.stores.postgres.shape import Shape
 from memtui.stores.progress import CommitProgress, Stage
 from memtui.stores.store import Change
 from memtui.textsafe import one_line
+from memtui.traits import FormatTraits
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,8 @@ Stamp = tuple[int, int, int, int]
 
 class PgStore(LedgerViews):
     format_name = "postgres"
+    # the Go system's table: it plans as the Go system's files do
+    traits = FormatTraits(default_profile="longterm", ledger_in_store=True, copies_table=True)
     place = "in the database"
     sidecar: Path | None = None  # memtui keeps no files beside a database
 

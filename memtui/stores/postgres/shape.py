@@ -64,7 +64,7 @@ class Shape:
 
     @classmethod
     def of_go(cls) -> Shape:
-        """The Go system's own table (SCHEMA.md)."""
+        """The Go system's own table (docs/formats.md, `postgres`)."""
         types = dict.fromkeys(COLUMNS, "text")
         types.update(id="int4", importance="float8", embedding="jsonb", tags="_text")
         types.update(supersedes="_int4", quarantined="bool", superseded="bool", version="int8")
