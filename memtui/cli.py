@@ -70,6 +70,13 @@ def cmd_demo(args: argparse.Namespace, svc: Service) -> int:
             f"demo store: {store.path} ({len(store)} entries, hermes format; "
             f"USER.md beside it: memtui {store.path.with_name('USER.md')})"
         )
+    elif args.format == "claude-code":
+        if args.size is not None or args.seed is not None:
+            raise UsageError(
+                "--size and --seed make the native demo; the Claude Code demo is fixed"
+            )
+        store = svc.claude_demo(path, fresh=args.fresh)
+        print(f"demo store: {store.path} ({len(store)} memory files, claude-code format)")
     else:
         store = svc.demo(path, size=args.size, seed=args.seed, fresh=args.fresh)
         print(f"demo store: {store.path} ({len(store)} entries, native format)")
@@ -115,6 +122,8 @@ def cmd_stats(args: argparse.Namespace, svc: Service) -> int:
         f"  ledger      {counted(stats['transactions'], 'transaction')}, "
         f"{counted(stats['backups'], 'backup')}"
     )
+    for finding in stats["findings"]:
+        print(f"  finding     {literal(finding)}")
     if since is not None:
         print(f"  {since.line}")
     return 0
@@ -383,6 +392,8 @@ def cmd_doctor(args: argparse.Namespace, svc: Service) -> int:
         store = svc.open(args.store, warn=False)
         problems = svc.problems(store)
     leftovers = svc.leftovers(store)
+    for line in svc.findings(store):
+        print(f"finding: {literal(line)}")
     for line in leftovers:
         print(f"leftover: {literal(line)}")
     if not problems:
@@ -407,6 +418,7 @@ def cmd_locate(args: argparse.Namespace, svc: Service) -> int:
         "data": str(locations.data_dir()),
         "demo_store": str(locations.demo_store()),
         "hermes_demo": str(locations.hermes_demo()),
+        "claude_demo": str(locations.claude_demo()),
         "default_store": str(locations.default_native_store()),
         "pi_store": str(locations.pi_store()),
     }
@@ -474,9 +486,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="PATH", help="where to write it (default: see `memtui locate`)")
     p.add_argument(
         "--format",
-        choices=("native", "hermes"),
+        choices=("native", "hermes", "claude-code"),
         default="native",
-        help="native (default), or hermes: Hermes Agent's MEMORY.md and USER.md in the folder PATH",
+        help="native (default); hermes: Hermes Agent's MEMORY.md and USER.md in the folder PATH; "
+        "claude-code: a Claude Code memory folder PATH",
     )
     p.add_argument("--size", type=int, metavar="N", help=f"entries (default {DEFAULT_DEMO_SIZE})")
     p.add_argument("--seed", type=int, metavar="S", help="random seed (default 7)")

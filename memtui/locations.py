@@ -40,6 +40,11 @@ def hermes_demo() -> Path:
     return data_dir() / "hermes-demo" / "memories"
 
 
+def claude_demo() -> Path:
+    """The memory folder `memtui demo --format claude-code` writes."""
+    return data_dir() / "claude-code-demo" / "memory"
+
+
 def default_native_store() -> Path:
     return data_dir() / "memories.json"
 

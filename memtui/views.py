@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtui.errors import MemtuiError
 from memtui.model import MEMORY_FIELDS, Memory, Status
-from memtui.stores import Backup, MemoryStore, Transaction
+from memtui.stores import Backup, MemoryStore, Store, Transaction
 from memtui.times import format_iso
 
 if TYPE_CHECKING:
@@ -153,6 +153,7 @@ def store_stats(store: MemoryStore) -> dict[str, Any]:
         "newest": format_iso(max(created)) if created else None,
         "transactions": len(store.transactions()),
         "backups": len(store.backups()),
+        "findings": store.findings() if isinstance(store, Store) else [],
     }
 
 

@@ -10,6 +10,7 @@ from memtui import locations
 from memtui.config import pg_limits
 from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
 from memtui.demo import make_demo_memories
+from memtui.demo.claude_code import demo_files as claude_demo_files
 from memtui.demo.hermes import demo_files as hermes_demo_files
 from memtui.errors import MemtuiError, StoreFormatError
 from memtui.service.base import ServiceBase, Store, file_store
@@ -17,6 +18,7 @@ from memtui.stores import create_native_store, export_store
 from memtui.stores.backups import BackupShelf
 from memtui.stores.doctor import repair
 from memtui.stores.files import atomic_write, read_bytes
+from memtui.stores.folder_store import FolderStore
 from memtui.stores.postgres import is_postgres_location, open_postgres_store
 from memtui.stores.sidecar import check_writable
 from memtui.stores.store import Store as FileStore
@@ -57,6 +59,11 @@ class StoresMixin(ServiceBase):
         with what to do; the front ends show them, and memtui changes nothing in the store
         until they are repaired. A ledger that lost transactions its backups show is one."""
         return store.problems()
+
+    def findings(self, store: Store) -> list[str]:
+        """What the store's format noticed that needs no repair but a look (a Claude Code
+        index line to no file, a memory file the index does not list), one line each."""
+        return store.findings() if isinstance(store, FileStore) else []
 
     def leftovers(self, store: Store) -> list[str]:
         """What commits that did not happen left behind (aborted intents in the ledger, a
@@ -144,6 +151,29 @@ class StoresMixin(ServiceBase):
                     old.keep_backup(read_bytes(path), now)
                 atomic_write(path, data, mode=0o600)
         return self.open(folder / "MEMORY.md")
+
+    def claude_demo(self, folder: Path | None = None, *, fresh: bool) -> Store:
+        """The Claude Code demo memory folder (default: memtui's data folder), written when
+        missing or asked; never into a folder holding files memtui did not write there."""
+        default = locations.claude_demo()
+        folder = folder or default
+        files = claude_demo_files()
+        if folder.exists() and any(folder.iterdir()) and folder.resolve() != default.resolve():
+            raise MemtuiError(
+                f"{folder}: is not empty; the Claude Code demo is written into a new or empty "
+                "folder (choose another --out)"
+            )
+        if fresh or not (folder / "MEMORY.md").exists():
+            if (folder / "MEMORY.md").exists():  # the demo as you left it stays in its backups
+                old = FileStore.open(folder, self.settings.keep_backups)
+                if isinstance(old, FolderStore):
+                    old.keep_backup(old.packed_bytes(), self.now())
+            for name, data in files.items():
+                (folder / name).parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(folder / name, data, mode=0o644)
+            for extra in set(folder.glob("*.md")) - {folder / n for n in files}:
+                extra.unlink()
+        return self.open(folder)
 
     def _demo_store(self, path: Path) -> FileStore:
         """The demo store at `path`; refused when that file is another store."""

@@ -88,7 +88,7 @@ class HermesFormat(FormatDefaults):
         if DELIMITER not in text and _CLAUDE_INDEX_LINE.search(text):
             raise StoreFormatError(
                 f"{path}: a Claude Code memory index (lines of links to memory files), not "
-                "Hermes' notes; memtui does not open Claude Code memory folders yet"
+                "Hermes' notes; open the folder it indexes (memtui FOLDER)"
             )
         if len(data) > MAX_FILE_BYTES:
             raise StoreFormatError(

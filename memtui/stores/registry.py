@@ -3,12 +3,22 @@
 
 from __future__ import annotations
 
+from memtui.stores.claude_format import ClaudeFormat
 from memtui.stores.document import StoreFormat
+from memtui.stores.hermes_folder import HermesFolderFormat
 from memtui.stores.hermes_format import HermesFormat
 from memtui.stores.longterm_format import LongtermFormat
 from memtui.stores.native_format import NativeFormat
 from memtui.stores.pi_format import PiFormat
 
 FORMATS: dict[str, StoreFormat] = {
-    fmt.name: fmt for fmt in (NativeFormat(), PiFormat(), LongtermFormat(), HermesFormat())
+    fmt.name: fmt
+    for fmt in (
+        ClaudeFormat(),
+        HermesFolderFormat(),
+        NativeFormat(),
+        PiFormat(),
+        LongtermFormat(),
+        HermesFormat(),
+    )
 }

@@ -10,7 +10,7 @@ new transaction.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -87,7 +87,7 @@ class Store(LedgerViews, LedgerAudit):
         self.format = fmt
         self._doc = doc
         self._sha = sha256(data)
-        self._stamp = FileStamp.of(self.file)
+        self._stamp = self._stamp_now()
         self.sidecar = self.file.with_name(self.file.name + ".memtui")
         self.keep_backups = keep_backups
         self._ledger = (
@@ -105,6 +105,11 @@ class Store(LedgerViews, LedgerAudit):
         # a store reached through a symlink is the file the link points to: read, lock, write
         # and keep the sidecar there, so the agent reading the real file sees every change
         path = Path(location).expanduser()
+        from memtui.stores.folder_store import open_folder_store  # a folder store is a Store
+
+        folder = open_folder_store(path, keep_backups)
+        if folder is not None:
+            return folder
         data = read_bytes(real_path(path))
         packed = is_packed(data)
         if packed:  # a compressed backup, opened to look at: read, never written
@@ -142,24 +147,46 @@ class Store(LedgerViews, LedgerAudit):
     def find(self, memory_id: str) -> Memory | None:
         return self._doc.memories.get(memory_id)
 
+    def findings(self) -> list[str]:
+        """What the format noticed about the store that is not wrong with memtui's own files
+        (a Claude Code index line to no file), one line each; nothing is blocked by them."""
+        return list(self._doc.header.get("findings", []))
+
     def document(self) -> Document:
         """A copy of the parsed file (records in the store's own format included)."""
         return self._doc.copy()
 
     def changed_on_disk(self) -> bool:
         """Whether another writer replaced the file since memtui read or wrote it."""
-        if FileStamp.of(self.file) == self._stamp:
+        if self._stamp_now() == self._stamp:
             return False
         try:
-            return sha256(read_bytes(self.file)) != self._sha
+            return sha256(self._read_data()) != self._sha
         except MemtuiError:
             return True
 
     def reload(self) -> None:
-        data = read_bytes(self.file)
-        fmt, doc = parse_store(data, self.path)
+        data = self._read_data()
+        fmt, doc = self._parse(data)
         self.format, self._doc = fmt, doc
-        self._sha, self._stamp = sha256(data), FileStamp.of(self.file)
+        self._sha, self._stamp = sha256(data), self._stamp_now()
+
+    # -- where the store's bytes are read and written (a folder store reads a folder) -------
+
+    def _read_data(self) -> bytes:
+        return read_bytes(self.file)
+
+    def _parse(self, data: bytes) -> tuple[StoreFormat, Document]:
+        return parse_store(data, self.path)
+
+    def _stamp_now(self) -> Any:
+        return FileStamp.of(self.file)
+
+    def _clean_up(self) -> None:
+        remove_stale_temp_files(self.file.parent, self.file.name)
+
+    def _write_data(self, data: bytes, mode: int | None, before_rename: Callable[[], None]) -> None:
+        atomic_write(self.file, data, mode=mode, before_rename=before_rename)
 
     # -- the ledger --------------------------------------------------------------------------
 
@@ -304,7 +331,7 @@ class Store(LedgerViews, LedgerAudit):
         if blocking:
             raise StoreFormatError(f"{blocking[0]}; nothing was written (see `memtui doctor`)")
         with self.format.write_lock(self.file):
-            remove_stale_temp_files(self.file.parent, self.file.name)
+            self._clean_up()
             for _ in range(_WRITE_ATTEMPTS):
                 tx = self._commit_locked(
                     changes,
@@ -338,13 +365,13 @@ class Store(LedgerViews, LedgerAudit):
         earlier: bytes | None,
         progress: CommitProgress | None,
     ) -> Transaction | None:
-        data = read_bytes(self.file)
-        stamp = FileStamp.of(self.file)
+        data = self._read_data()
+        stamp = self._stamp_now()
         sha = sha256(data)
         if sha == self._sha:
             fmt, base = self.format, self._doc
         else:
-            fmt, base = parse_store(data, self.path)
+            fmt, base = self._parse(data)
         if fmt.name != self.format.name:
             raise ConflictError(
                 f"{self.path}: the file was replaced by a {fmt.name} store while open; "
@@ -476,10 +503,10 @@ class Store(LedgerViews, LedgerAudit):
                 recording.end()
                 writing = Stage(progress, "writing", 1)
             doc.header.pop("sources", None)
-            if FileStamp.of(self.file) != stamp:
+            if self._stamp_now() != stamp:
                 raise _Overtaken
             with writing_to(self.file, len(new_data)):
-                atomic_write(self.file, new_data, mode=fmt.rewrite_mode, before_rename=at_commit)
+                self._write_data(new_data, fmt.rewrite_mode, at_commit)
             writing.end()
         except BaseException as e:
             # the transaction did not happen: neither does its backup, nor its ledger entry
@@ -502,7 +529,7 @@ class Store(LedgerViews, LedgerAudit):
             tx.state = "committed"
         self._shelf.prune({t.backup for t in history if t.backup} | {backup.name})
         self.format, self._doc = fmt, doc
-        self._sha, self._stamp = sha256(new_data), FileStamp.of(self.file)
+        self._sha, self._stamp = sha256(new_data), self._stamp_now()
         # the ledger as a fresh read would give it, without reading it
         kept = [t for t in history if t.id not in cut]
         self._ledger_cache = (

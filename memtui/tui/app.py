@@ -328,6 +328,9 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self.load_problem = None
         self.exit_code = 0
         self.sub_title = f"{message.store.path} · {message.store.format_name}"
+        findings = self.service.findings(message.store)
+        if findings:  # the header's badge; `memtui doctor STORE` lists them
+            self.sub_title += f" · {len(findings)} finding{'s' * (len(findings) > 1)}"
         self.home.show_store(message.store, message.memories, message.reloaded)
         self._replaced = self._replaced or message.reloaded
         self._say_problems(message.store)
