@@ -454,6 +454,13 @@ def _live_members(store: MemoryStore, ids: Sequence[str]) -> list[Memory]:
     return members
 
 
+def _merge_members(store: MemoryStore, ids: Sequence[str]) -> list[Memory]:
+    """The entries named, in store order, as a plan's merge takes them (in every format: the
+    merged entry's tags, paths and first member do not follow the order they were named in)."""
+    named = {m.id: m for m in _live_members(store, ids)}
+    return [m for m in store.memories() if named.pop(m.id, None) is not None] + [*named.values()]
+
+
 def merge_rule(store: MemoryStore, strategy: str) -> str:
     if strategy == "keep-base":
         return "keep-base"
@@ -475,11 +482,13 @@ def preview_merge(
     """The merged entry and the retired members, as a merge would write them (`taken`: the
     store's ids indexed before, so the new id costs O(1); `new_id`: the id a preview showed,
     kept when the store does not hold it)."""
-    members = _live_members(store, ids)
+    members = _merge_members(store, ids)
     if taken is None:
         taken = TakenIds.of(m.id for m in store.memories())
     if new_id is None or store.find(new_id) is not None:
-        new_id = IdMaker(store.format_name, (), now, index=taken).new("|".join(ids))
+        new_id = IdMaker(store.format_name, (), now, index=taken).new(
+            "|".join(m.id for m in members)
+        )
     rule = merge_rule(store, strategy)
     if rule == "memtui" and content is None:
         profile = get_profile(profile_for_format(store.format_name))
@@ -503,7 +512,7 @@ def merge_by_hand(
     new_id: str | None = None,
     progress: CommitProgress | None = None,
 ) -> Transaction:
-    members = _live_members(store, ids)
+    members = _merge_members(store, ids)
     merged, retired = preview_merge(
         store, ids, strategy=strategy, content=content, now=now, new_id=new_id
     )

@@ -102,3 +102,23 @@ def test_a_version_2_plan_of_pis_dedupe_store_applies_in_another_process(tmp_pat
     assert applied.returncode == 0, applied.stderr
     assert "changed since" not in applied.stderr
     assert "applied 27 actions" in applied.stdout
+
+
+FIRST, LAST = "mem_mx1tnnaj_c9effc14", "mem_mx1tnnak_a73461d3"  # tags ["ppt"], ["auth"]
+
+
+def test_a_hand_merge_takes_its_entries_in_store_order(
+    fixture_copy: Callable[[str], Path], cli: Cli, tmp_path: Path
+) -> None:
+    """Named last first, the merged entry still has the tags (and, on pi, the type) in the
+    order the store holds the entries, as pi's own merge and memtui's plans have them; the
+    same in every format."""
+    pi = fixture_copy("example-store.json")
+    native = tmp_path / "native.json"
+    assert cli("import", pi, native).code == 0
+    for store, category in ((pi, "preference"), (native, None)):
+        merged = cli("merge", store, LAST, FIRST, "--json")
+        assert merged.code == 0, merged.err
+        entry = json.loads(merged.out)["merged"]
+        assert entry["tags"] == ["ppt", "auth"]
+        assert category is None or entry["category"] == category
