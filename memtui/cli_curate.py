@@ -135,8 +135,7 @@ def cmd_apply(args: argparse.Namespace, svc: Service) -> int:
     if not args.yes and (sys.stdin is None or not sys.stdin.isatty()):
         raise UsageError("apply asks before it writes, and no terminal is there to ask: add --yes")
     store = svc.open(args.store)
-    plan = svc.read_plan(args.plan)
-    svc.check_plan_fits(store, plan)
+    plan = svc.load_plan(args.plan, store)
     approved = _ids(args.only) or plan.default_approved()
     skip = set(_ids(args.skip) or [])
     approved = [a for a in approved if a not in skip]

@@ -6,37 +6,21 @@ Shared by the CLI and the TUI; the engine computes, the store commits.
 
 from __future__ import annotations
 
-import os
-import re
-import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-import orjson
-
-from memtui.engine.decay import DecayModel, slower_from
-from memtui.engine.decay import model as decay_model
 from memtui.engine.ids import IdMaker, TakenIds
 from memtui.engine.merging import merge_entries, retire
-from memtui.engine.plan import Plan, full_json, full_json_parts, plan_changes, plan_from_dict
-from memtui.engine.plan_compact import PlanMismatch, compact_plan, expand
+from memtui.engine.plan import Plan, plan_changes
 from memtui.engine.profiles import get_profile, profile_for_format
-from memtui.engine.similarity import pi_normalise
-from memtui.engine.wholesale import hold_wholesale, with_lines
 from memtui.engine.wording import rule_wording
-from memtui.errors import ConflictError, MemtuiError, NotFoundError
-from memtui.gcpause import gc_paused
-from memtui.jsonout import dumps
-from memtui.model import MEMORY_FIELDS, Memory, Status, memory_values
-from memtui.plan_seal import check_seals, read_seals, seals_for
+from memtui.errors import MemtuiError, NotFoundError
+from memtui.model import Memory, Status
+from memtui.planfile.checks import check_made_for
 from memtui.stores import Actor, Change, MemoryStore, Transaction
-from memtui.stores.files import atomic_write
 from memtui.stores.ledger import ChangeImage
-from memtui.stores.pi_format import PI_CONTENT_CAP
-from memtui.stores.pi_json import PiJsonError, read_checked
 from memtui.stores.progress import CommitProgress
 from memtui.times import format_iso
 from memtui.views import entries, kind_counts
@@ -47,222 +31,20 @@ RETIRED = (Status.MERGED, Status.SUPERSEDED)
 # -- plans ------------------------------------------------------------------------------------
 
 
-def check_plan_fits(store: MemoryStore, plan: Plan, seal_key: bytes | None = None) -> None:
-    """Refuse a plan that was not made from this store as it is now, or whose actions break
-    their kind's or the format's rules; wording edited in its file is refused by its seals."""
-    checked = (str(store.path), store.fingerprint, seal_key)
-    if plan.fits == checked:  # nothing changed since it passed (apply checks again)
-        return
-    if plan.store_format != store.format_name:
-        raise MemtuiError(
-            f"the plan was made for a {plan.store_format} store; "
-            f"{store.path} is {store.format_name}"
-        )
-    if not plan.store.strip() or not plan.store_fingerprint.strip():
-        raise MemtuiError("the plan names no store (its 'store' or fingerprint is empty); refused")
-    if Path(plan.store).expanduser().resolve() != store.path.resolve():
-        raise MemtuiError(f"the plan was made for {plan.store}, not {store.path}")
-    current = {m.id: m for m in store.memories()}
-    try:
-        stale, recomputed = expand(plan, current)
-    except PlanMismatch as e:
-        raise MemtuiError(f"{e}: not the plan memtui made — make a new one") from None
-    if stale:
-        shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
-        raise ConflictError(
-            f"{store.path}: changed since the plan was made; {len(stale)} of the entries it "
-            f"touches differ ({shown}); nothing was written — make a new plan"
-        )
-    created: set[str] = set()
-    decay = _plan_decay(plan)
-    for action in plan.actions:
-        if action.id in recomputed:  # a bulk row: only a decay's own value is left to check
-            problem = None
-            if action.kind == "decay":
-                problem = _decay_problem(action.before[0], action.after[0], plan, decay)
-        else:
-            problem = _action_problem(action, plan, store.format_name, current, created)
-        if problem:
-            raise MemtuiError(
-                f"plan action {action.id} ({action.kind}) {problem}: not the plan memtui "
-                "made — make a new one"
-            )
-    check_seals(plan, seal_key)
-    # whatever the file says, a wholesale removal waits for a person's decision
-    line = plan.params.get("archive_line")
-    line = float(line) if isinstance(line, int | float) and not isinstance(line, bool) else None
-    plan.warnings = with_lines(plan.warnings, hold_wholesale(plan.actions, current.values(), line))
-    plan.fits = checked
-
-
-# What each kind of action may change in an entry it keeps (retired entries: `_RETIRING`).
-_ALWAYS = frozenset({"updated_at", "version"})
-_MAY_CHANGE = {
-    "decay": frozenset({"importance", "last_decayed_at"}),
-    "archive": frozenset({"status"}),
-    "expire": frozenset({"status"}),
-    "deprecate": frozenset({"status", "superseded_by", "superseded_at"}),
-    "promote": frozenset({"status"}),
-}
-_STATUS_AFTER = {
-    "archive": {Status.ARCHIVED},
-    "expire": {Status.DELETED, Status.ARCHIVED},
-    "deprecate": {Status.DEPRECATED},
-    "promote": {Status.ACTIVE},
-}
-_RETIRING = frozenset({"status", "superseded_by", "superseded_at"})
-_COMBINING = frozenset({"merge", "absorb", "supersede", "conflict", "insight"})
-_CREATING = frozenset({"merge", "insight"})
-
-
-def _action_problem(
-    action: Any, plan: Plan, store_format: str, current: dict[str, Memory], created: set[str]
-) -> str | None:
-    """What breaks the rules of its kind and of the store's format in one action, if anything
-    (the action's own parameters recomputed where they determine the result)."""
-    before = {m.id: m for m in action.before}
-    after_ids = [m.id for m in action.after]
-    if len(before) != len(action.before) or len(set(after_ids)) != len(after_ids):
-        return "names an entry twice"
-    if action.targets != list(dict.fromkeys([*before, *after_ids])):
-        return "has targets that are not the entries it changes"
-    if not set(before) <= set(after_ids):
-        return "drops an entry it found"
-    for ident in before:
-        if ident not in current and ident not in created:
-            return f"targets {ident!r}, which the store does not hold"
-    new = [m for m in action.after if m.id not in before]
-    if new and action.kind not in _CREATING:
-        return f"creates an entry ({new[0].id!r}), which a {action.kind} never does"
-    for m in new:
-        if m.id in current or m.id in created:
-            return f"creates {m.id!r}, an id the store already holds"
-    members = list(action.before)
-    if action.kind in _COMBINING and len({m.user_id for m in members}) > 1:
-        # pi's own dedupe folds identical content store-wide, whoever it belongs to
-        pi_fold = store_format == "pi" and len({pi_normalise(m.content) for m in members}) == 1
-        if not (action.kind == "absorb" and pi_fold):
-            return "combines entries of different users"
-    retired = [m for m in action.after if m.id in before and m.status is not before[m.id].status]
-    if action.kind in ("merge", "absorb") and not retired:
-        return "merges nothing (no entry is retired into another)"
-    for m in action.after:
-        problem = _record_problem(m, before.get(m.id), action, plan, store_format, members)
-        if problem:
-            return problem
-    created.update(m.id for m in new)
-    return None
-
-
-def _record_problem(
-    after: Memory,
-    was: Memory | None,
-    action: Any,
-    plan: Plan,
-    store_format: str,
-    members: list[Memory],
-) -> str | None:
-    kind = action.kind
-    too_long = len(after.content) > PI_CONTENT_CAP and (was is None or after.content != was.content)
-    if store_format == "pi" and too_long:
-        return (
-            f"gives {after.id!r} {len(after.content):,} characters of content; pi stores cap "
-            f"it at {PI_CONTENT_CAP}"
-        )
-    if after.status is Status.QUARANTINED and (was is None or was.status is not Status.QUARANTINED):
-        return f"quarantines {after.id!r}, which no plan does"
-    if store_format == "pi" and after.status is Status.PROPOSED:
-        return f"gives {after.id!r} the status proposed, which a pi store cannot hold"
-    if kind in _COMBINING:
-        if members:
-            cap_access = sum(m.access_count for m in members)
-            cap_evidence = sum(m.evidence_count or 1 for m in members)
-            boost = float(plan.params.get("absorb_boost") or 0.0)
-            cap_importance = max(m.importance for m in members) + boost + 1e-9
-            if after.access_count > max(cap_access, was.access_count if was else 0):
-                return f"gives {after.id!r} more accesses than its entries had"
-            if (after.evidence_count or 0) > max(cap_evidence, (was and was.evidence_count) or 0):
-                return f"gives {after.id!r} more evidence than its entries had"
-            if after.importance > max(cap_importance, was.importance if was else 0.0):
-                return f"raises {after.id!r} above its entries' importance"
-            floor = min(m.importance for m in members) - 1e-9
-            if after.status is Status.ACTIVE and after.importance < floor:
-                return f"lowers {after.id!r} below its entries' importance"
-        if was is None:
-            return None
-        if after.id != was.id or after.user_id != was.user_id:
-            return f"moves {was.id!r} to another id or user"
-        if after.status is not was.status:
-            if _changed(was, after) - _RETIRING - _ALWAYS:
-                return f"changes more than the status of {was.id!r}, which it retires"
-            if after.superseded_by not in action.targets:
-                return f"retires {was.id!r} into an entry it does not name"
-        return None
-    if was is None:
-        return f"creates {after.id!r}"
-    changed = _changed(was, after) - _ALWAYS
-    extra = changed - _MAY_CHANGE.get(kind, frozenset())
-    if extra:
-        return f"changes {', '.join(sorted(extra))} of {was.id!r}, which a {kind} never does"
-    if kind in _STATUS_AFTER and after.status not in _STATUS_AFTER[kind]:
-        return f"gives {was.id!r} the status {after.status.value}, not what a {kind} gives"
-    if kind == "decay":
-        return _decay_problem(was, after, plan, _plan_decay(plan))
-    return None
-
-
-def _plan_decay(plan: Plan) -> DecayModel | None:
-    """The decay model the plan's parameters name (None: none, or one memtui does not know)."""
-    name, rate = plan.params.get("decay_model"), plan.params.get("decay_rate")
-    slower = slower_from(plan.params.get("decay_slower"))
-    if not isinstance(name, str) or not isinstance(rate, int | float) or slower is None:
-        return None
-    try:
-        return decay_model(name, float(rate), slower=slower)
-    except MemtuiError:
-        return None
-
-
-def _decay_problem(was: Memory, after: Memory, plan: Plan, decay: DecayModel | None) -> str | None:
-    name, rate = plan.params.get("decay_model"), plan.params.get("decay_rate")
-    if after.importance > was.importance:
-        return f"raises the importance of {was.id!r}"
-    if not isinstance(name, str) or not isinstance(rate, int | float):
-        return None
-    if decay is None:
-        return f"names an unknown decay model {name!r}"
-    expected = decay.value_at(was, plan.now)
-    if abs(expected - after.importance) > 1e-9:
-        return (
-            f"sets the importance of {was.id!r} to {after.importance:g}; its own decay "
-            f"({name} ×{rate:g}/day to {format_iso(plan.now)}) gives {expected:g}"
-        )
-    return None
-
-
-def _changed(was: Memory, after: Memory) -> set[str]:
-    """The fields (as `Memory.to_dict` names them) that differ."""
-    return {
-        name
-        for name, a, b in zip(MEMORY_FIELDS, memory_values(was), memory_values(after), strict=True)
-        if a != b
-    }
-
-
 def apply_plan(
     store: MemoryStore,
     plan: Plan,
     approved: Sequence[str] | None,
     *,
     now: datetime,
-    seal_key: bytes | None = None,
     progress: CommitProgress | None = None,
 ) -> Transaction:
-    """Apply the approved actions (default: all that need no decision) as one transaction.
+    """Apply the approved actions (default: all that need no decision) as one transaction: a
+    plan made in memory, or one `planfile.load` read and checked.
 
     Refused, with nothing written, when the store changed in the entries the plan touches.
     """
-    check_plan_fits(store, plan, seal_key)
+    check_made_for(store, plan)
     chosen = list(approved) if approved is not None else plan.default_approved()
     if not chosen:
         raise MemtuiError("no action is approved; nothing to apply")
@@ -281,151 +63,6 @@ def apply_plan(
         details={"profile": plan.profile, "actions": chosen, "plan_now": plan.now.isoformat()},
         progress=progress,
     )
-
-
-# A version-1 plan holds a before and after record per touched entry: far below this for any
-# real store (version 2 holds only what changes).
-PLAN_SIZE_LIMIT = 256 * 1024 * 1024
-# A version-2 file of 1M entries / 1,000 users is 382 MB (`longterm`); reading one takes about
-# 9 bytes of memory per byte of file (3.5 GB for that one, beside the store's 2.5 GB).
-PLAN_V2_SIZE_LIMIT = 512 * 1024 * 1024
-_V2_HEAD = re.compile(rb'^\{\s*"format"\s*:\s*"memtui-plan"\s*,\s*"version"\s*:\s*2\s*[,}]')
-
-
-def _plan_bytes(path: str) -> bytes:
-    """A plan file's bytes: only from a regular file (a FIFO or a device could block or never
-    end) and only up to PLAN_SIZE_LIMIT, or PLAN_V2_SIZE_LIMIT for a file that starts as a
-    version-2 plan."""
-    try:
-        # non-blocking, so that opening a FIFO returns at once instead of waiting for a writer
-        fd = os.open(Path(path).expanduser(), os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise MemtuiError(f"{path}: no such plan file") from None
-    except OSError as e:
-        raise MemtuiError(f"{path}: cannot read it ({e.strerror})") from None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise MemtuiError(f"{path}: is a directory, not a plan file")
-        raise MemtuiError(f"{path}: is not a regular file; plans are read from files only")
-    with os.fdopen(fd, "rb") as f:
-        try:
-            head = f.read(256)
-            limit, name = (
-                (PLAN_V2_SIZE_LIMIT, "PLAN_V2_SIZE_LIMIT")
-                if _V2_HEAD.match(head)
-                else (PLAN_SIZE_LIMIT, "PLAN_SIZE_LIMIT")
-            )
-            if st.st_size > limit:
-                raise MemtuiError(
-                    f"{path}: is {st.st_size:,} bytes, over the plan size limit of "
-                    f"{limit:,} bytes ({name}); not a plan memtui wrote"
-                )
-            data = head + f.read(limit + 1 - len(head))
-        except OSError as e:
-            raise MemtuiError(f"{path}: cannot read it ({e.strerror})") from None
-        if len(data) > limit:
-            raise MemtuiError(f"{path}: grew past the plan size limit of {limit:,} bytes")
-        return data
-
-
-def read_plan(path: str) -> Plan:
-    with gc_paused():  # a million actions and their records, none in a reference cycle
-        return _read_plan(path)
-
-
-def _read_plan(path: str) -> Plan:
-    data = _plan_bytes(path)
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError as e:
-        try:
-            value = read_checked(data)  # the plan of a store with a lone surrogate in it
-        except PiJsonError:
-            raise MemtuiError(
-                f"{path}: not a plan file (not valid JSON: {str(e).split(':')[0]})"
-            ) from None
-    seals = read_seals(value.pop("seals", None), path) if isinstance(value, dict) else ("", {})
-    decided = value.pop("decisions", None) if isinstance(value, dict) else None
-    plan = plan_from_dict(value, path)
-    plan.seals = seals
-    plan.decisions = _read_decisions(decided, plan, path)
-    return plan
-
-
-def _read_decisions(raw: object, plan: Plan, source: str) -> dict[str, bool]:
-    """A saved plan's approvals and rejections (only of actions it holds)."""
-    if raw is None:
-        return {}
-    lists = raw if isinstance(raw, dict) else {}
-    approved, rejected = lists.get("approved", []), lists.get("rejected", [])
-    if not isinstance(raw, dict) or not all(
-        isinstance(ids, list) and all(isinstance(i, str) for i in ids)
-        for ids in (approved, rejected)
-    ):
-        raise MemtuiError(
-            f"{source}: not a usable plan file ('decisions' is not what memtui writes)"
-        )
-    known = {a.id for a in plan.actions}
-    unknown = [i for i in (*approved, *rejected) if i not in known]
-    if unknown:
-        raise MemtuiError(
-            f"{source}: its decisions name {unknown[0]!r}, an action it does not hold"
-        )
-    return {**dict.fromkeys(approved, True), **dict.fromkeys(rejected, False)}
-
-
-_PLAN_HEAD = re.compile(rb'^\{\s*"format"\s*:\s*"memtui-plan"')
-
-
-def plan_bytes(
-    plan: Plan, version: int = 2, *, indent: bool = True, seal_key: bytes | None = None
-) -> bytes:
-    """The plan file: version 2 (compact; the default) or 1 (a whole record per change,
-    indented unless `indent` is False), its wording sealed with `seal_key`."""
-    if version == 1 and not indent and seal_key is None and not plan.decisions:
-        return full_json(plan)
-    data = plan.to_dict() if version == 1 else compact_plan(plan)
-    if plan.decisions:
-        data["decisions"] = {
-            "approved": [i for i, yes in plan.decisions.items() if yes],
-            "rejected": [i for i, yes in plan.decisions.items() if not yes],
-        }
-    if seal_key is not None:
-        data["seals"] = seals_for(seal_key, plan)
-    return dumps(data, indent=indent and version == 1)
-
-
-def plan_json_parts(plan: Plan, version: int = 1) -> Iterator[bytes]:
-    """`plan_bytes(plan, version, indent=False)` in pieces that are each whole UTF-8 text
-    (version 1: one per action), so a big plan is printed without one copy of it all."""
-    if version == 1:
-        yield from full_json_parts(plan)
-    else:
-        yield dumps(compact_plan(plan))
-
-
-def write_plan(plan: Plan, path: str, version: int = 2, seal_key: bytes | None = None) -> None:
-    target = Path(path).expanduser()
-    if target.exists() and not target.is_file():
-        raise MemtuiError(f"{target}: is not a regular file; not writing the plan there")
-    if target.exists():
-        try:
-            with open(target, "rb") as f:
-                head = f.read(200)  # a plan file starts with its format
-        except OSError:
-            head = b""
-        if not _PLAN_HEAD.match(head):
-            raise MemtuiError(f"{target}: exists and is not a memtui plan; not overwriting it")
-    try:
-        atomic_write(target, plan_bytes(plan, version, seal_key=seal_key), mode=0o600)
-    except FileNotFoundError:
-        raise MemtuiError(
-            f"{target}: its folder does not exist; the plan was not written"
-        ) from None
-    except OSError as e:
-        raise MemtuiError(f"{target}: cannot write the plan there ({e.strerror})") from None
 
 
 def plan_summary(plan: Plan) -> str:

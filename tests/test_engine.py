@@ -11,12 +11,13 @@ import pytest
 
 from memtui import curate
 from memtui.engine.decay import model
-from memtui.engine.plan import plan_changes, plan_from_dict
+from memtui.engine.plan import plan_changes
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import get_profile
 from memtui.engine.similarity import pi_similarity
 from memtui.errors import MemtuiError
 from memtui.model import Memory, Source, Status
+from memtui.planfile.reading import parse
 from memtui.stores import create_native_store, open_store
 from tests.conftest import FIXTURES, NOW, unversioned
 
@@ -383,7 +384,7 @@ def test_plan_json_round_trips() -> None:
         "actions",
         "summary",
     }
-    again = plan_from_dict(data, "plan.json")
+    again, _ = parse(data, "plan.json")
     assert again.to_dict() == data
 
 

@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from memtui.curate import read_plan, write_plan
+from memtui import planfile
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import PROFILES
 from memtui.service import Service
@@ -47,6 +47,6 @@ def test_a_plan_with_a_lone_surrogate_is_written_and_read_back(tmp_path: Path) -
     )  # fmt: skip
     for version in (1, 2):
         plan_file = tmp_path / f"plan-{version}.json"
-        write_plan(plan, str(plan_file), version)
-        read = read_plan(str(plan_file))
+        planfile.write(plan, str(plan_file), version)
+        read = planfile.load(str(plan_file), store, None)
         assert [a.id for a in read.actions] == [a.id for a in plan.actions]

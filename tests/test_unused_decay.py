@@ -95,9 +95,8 @@ def test_a_saved_plan_of_a_never_used_store_applies_its_half_life(
     plan = svc.plan(svc.open(path), get_profile("default"), now=NOW)
     plan_file = tmp_path / "plan.json"
     svc.write_plan(plan, str(plan_file), version)
-    read = svc.read_plan(str(plan_file))
     store = svc.open(path)
-    svc.check_plan_fits(store, read)
+    read = svc.load_plan(str(plan_file), store)
     decays = [a.id for a in read.actions if a.kind == "decay"]
     svc.apply(store, read, decays)
     kept = {m.id: m for m in Store.open(path).memories()}

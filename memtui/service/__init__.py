@@ -21,7 +21,8 @@ from memtui.engine.candidates import Pair
 from memtui.engine.decay import MODELS as DECAY_MODELS
 from memtui.engine.decay import DecayModel
 from memtui.engine.grouping import Group
-from memtui.engine.plan import KINDS, Action, Plan, closure
+from memtui.engine.kinds import KINDS
+from memtui.engine.plan import Action, Plan, closure
 from memtui.engine.planner import Cancelled
 from memtui.engine.profiles import PROFILE_NAMES, Profile
 from memtui.engine.similarity import METHODS

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from memtui import curate, locations
+from memtui import curate, locations, planfile
 from memtui.config import llm_settings
 from memtui.engine.embedded import Embeddings
 from memtui.engine.plan import Plan
@@ -16,7 +16,6 @@ from memtui.engine.planner import Cancelled, Progress, make_plan
 from memtui.engine.profiles import Profile
 from memtui.errors import MemtuiError
 from memtui.model import Memory, Status
-from memtui.plan_seal import load_key as load_seal_key
 from memtui.service.base import ServiceBase, Store, embeddings_folder
 from memtui.stores import Transaction
 from memtui.stores.progress import CommitProgress
@@ -141,34 +140,31 @@ class PlansMixin(ServiceBase):
         except MemtuiError as e:
             return None, str(e)
 
-    def read_plan(self, path: str) -> Plan:
-        """A plan file, read back; its seals are checked once it meets its store
-        (`check_plan_fits`, `apply`)."""
-        return curate.read_plan(path)
+    def load_plan(self, path: str, store: Store) -> Plan:
+        """The plan file at `path`, complete and checked against `store` as it is now (made
+        from it, each action within its kind's rules, its wording as memtui sealed it)."""
+        return planfile.load(path, store, self.seal_key())
 
     def write_plan(self, plan: Plan, path: str, version: int = 2) -> None:
         """Write the plan file: version 2 (compact, the default) or 1 (whole records), its
         wording sealed with this memtui's key."""
-        curate.write_plan(plan, path, version, self.seal_key())
+        planfile.write(plan, path, version, self.seal_key())
 
     def plan_bytes(self, plan: Plan, version: int = 2, *, indent: bool = True) -> bytes:
         """The plan as a file of that version holds it."""
-        return curate.plan_bytes(plan, version, indent=indent, seal_key=self.seal_key())
+        return planfile.to_bytes(plan, version, indent=indent, seal_key=self.seal_key())
 
     def seal_key(self) -> bytes | None:
         """The key that seals the wording of the plans this memtui writes (in the data
         folder; made on first use)."""
         if self._seal_key is None:
-            self._seal_key = load_seal_key(locations.data_dir())
+            self._seal_key = planfile.load_key(locations.data_dir())
         return self._seal_key
 
     def plan_json_parts(self, plan: Plan, version: int = 1) -> Iterator[bytes]:
         """`plan_bytes(plan, version, indent=False)` in pieces, each whole UTF-8 text (for
         printing a big plan without holding it all twice)."""
-        return curate.plan_json_parts(plan, version)
-
-    def check_plan_fits(self, store: Store, plan: Plan) -> None:
-        curate.check_plan_fits(store, plan, self.seal_key())
+        return planfile.json_parts(plan, version)
 
     def apply(
         self,
@@ -182,12 +178,9 @@ class PlansMixin(ServiceBase):
         `progress` is told the commit's stages with counts."""
         now = self.now()
         check_plan_not_ahead(plan.now, now)
-        self.check_plan_fits(store, plan)  # expands a compact plan's entries (done once)
         touched = (m for action in plan.actions for m in action.before)
         check_not_before_entries(touched, plan.now, "the plan's time")
-        return curate.apply_plan(
-            store, plan, approved, now=now, seal_key=self.seal_key(), progress=progress
-        )
+        return curate.apply_plan(store, plan, approved, now=now, progress=progress)
 
 
 def plan_summary(plan: Plan) -> str:

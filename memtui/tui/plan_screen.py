@@ -575,8 +575,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     @work(thread=True, exclusive=True, group="plan-file", exit_on_error=False)
     def read_plan_file(self, path: str) -> None:
         try:
-            plan = self.service.read_plan(path)
-            self.service.check_plan_fits(self.store, plan)
+            plan = self.service.load_plan(path, self.store)
         except MemtuiError as e:
             self.post_message(PlanFileDone(path, None, str(e), saved=False))
             return
