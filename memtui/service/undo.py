@@ -3,8 +3,9 @@ compacting a native store's journal."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
-from typing import cast
+from typing import Protocol, runtime_checkable
 
 from memtui.errors import ConflictError, MemtuiError
 from memtui.service.base import ServiceBase, Store, file_store
@@ -12,6 +13,23 @@ from memtui.stores import Actor, Backup, Change, Transaction
 from memtui.stores.compaction import Compaction, compact_store
 from memtui.stores.ledger import ChangeImage, undo_target
 from memtui.stores.progress import CommitProgress
+
+
+@runtime_checkable
+class TableCopies(Protocol):
+    """A store that copies its whole table to a file and rolls back to such a copy (the
+    PostgreSQL store; a file store keeps whole-file backups instead)."""
+
+    def dump(self, dest: Path, *, now: datetime | None = None) -> int: ...
+
+    def rollback_from_copy(
+        self,
+        source: Path,
+        *,
+        now: datetime,
+        actor: str = "user",
+        progress: CommitProgress | None = None,
+    ) -> Transaction: ...
 
 
 class UndoMixin(ServiceBase):
@@ -96,15 +114,12 @@ class UndoMixin(ServiceBase):
     ) -> Transaction:
         """Make a PostgreSQL store what `memtui backup`'s copy `source` holds, as one undoable
         transaction; refused when `source` is not a copy of that table."""
-        restore = getattr(store, "rollback_from_copy", None)
-        if store.format_name != "postgres" or restore is None:
+        if not isinstance(store, TableCopies):
             raise MemtuiError(
                 f"{store.path} is a file store: roll back to one of its backups by name "
                 "(see `memtui backups`)"
             )
-        return cast(
-            Transaction, restore(source, now=self.now(), actor=Actor.USER, progress=progress)
-        )
+        return store.rollback_from_copy(source, now=self.now(), actor=Actor.USER, progress=progress)
 
     def backups(self, store: Store) -> list[Backup]:
         return store.backups()
@@ -112,13 +127,12 @@ class UndoMixin(ServiceBase):
     def copy_table(self, store: Store, dest: Path) -> int:
         """A PostgreSQL store's whole table to a JSON Lines file (the Go records); file stores
         keep whole-file backups already."""
-        dump = getattr(store, "dump", None)
-        if store.format_name != "postgres" or dump is None:
+        if not isinstance(store, TableCopies):
             raise MemtuiError(
                 f"{store.path} is a file store: its backups are whole files already "
                 "(see `memtui backups`)"
             )
-        return int(dump(dest))
+        return store.dump(dest)
 
     def compact(
         self, store: Store, *, keep: int | None = None, days: float | None = None

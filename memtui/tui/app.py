@@ -37,6 +37,7 @@ from memtui.tui.host import MemtuiHost
 from memtui.tui.keymap_check import keymap_problems
 from memtui.tui.merge_screen import MergeScreen
 from memtui.tui.messages import HaystackReady, HistoryReady, OutsideChange, StoreFailed, StoreReady
+from memtui.tui.screen_hooks import FollowsReloads, HoldsUnsaved
 from memtui.tui.screens import ConfirmScreen, HelpScreen, Question, ReasonConfirmScreen
 from memtui.tui.table_model import TableModel, build_haystack
 from memtui.tui.themes import DEFAULT_THEME, load_themes
@@ -161,8 +162,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     def _unsaved(self, screens: list[Screen[Any]]) -> list[str]:
         found = []
         for screen in screens:
-            unsaved = getattr(screen, "unsaved", None)
-            what = unsaved() if unsaved is not None else None
+            what = screen.unsaved() if isinstance(screen, HoldsUnsaved) else None
             if what:
                 found.append(what)
         return found
@@ -331,9 +331,8 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self._say_problems(message.store)
         if message.reloaded:
             for screen in self.screen_stack[1:]:
-                reloaded = getattr(screen, "store_reloaded", None)
-                if reloaded is not None:
-                    reloaded(message.store)
+                if isinstance(screen, FollowsReloads):
+                    screen.store_reloaded(message.store)
             self.notify(f"Reloaded {len(message.store):,} entries.", title="Store")
             return
         if self.start_screen == "label":

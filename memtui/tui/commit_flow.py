@@ -21,6 +21,7 @@ from memtui.service import Backup, History, Service, Store, Transaction
 from memtui.textsafe import one_line
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.messages import CommitFailed, CommitStage, Committed, HistoryReady
+from memtui.tui.screen_hooks import FollowsCommits
 from memtui.tui.screens import ConfirmScreen, ReasonConfirmScreen, WorkingScreen
 from memtui.views import entries, shorten
 
@@ -224,9 +225,8 @@ class CommitFlow(App[None]):
         if message.close and len(self.screen_stack) > 1:
             self.pop_screen()
         for screen in self.screen_stack[1:]:
-            changed = getattr(screen, "store_changed", None)
-            if changed is not None:
-                changed()
+            if isinstance(screen, FollowsCommits):
+                screen.store_changed()
         store = self.store
         if store is not None:
             self.home.committed(message.transaction, store)
