@@ -176,12 +176,13 @@ def kind_counts(kinds: Iterable[str]) -> str:
     return ", ".join(f"{kind} {n}" for kind, n in counts.items())
 
 
-def entries(n: int) -> str:
+def entry_count(n: int) -> str:
+    """ "1 entry", "3 entries"."""
     return f"{n} entr{'y' if n == 1 else 'ies'}"
 
 
 def counted(n: int, noun: str) -> str:
-    """ "1 transaction", "3 transactions" (`entries` for entry)."""
+    """ "1 transaction", "3 transactions" (`entry_count` for entry)."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 

@@ -78,7 +78,7 @@ def test_absorbs_are_rows_that_read_back_as_the_plan_made(
     assert [row[1] for row in rows] == [a["targets"] for a in absorbs]
     assert not [a for a in compact["actions"] if a["kind"] == "absorb" and not a.get("bulk")]
     assert all("changes" not in record for record in _absorb_records(compact))
-    again = planfile.load(str(v2), Store.open(store), Service().seal_key())
+    again = planfile.load(str(v2), Store.open(store), Service().plans.seal_key())
     del full["seals"]
     assert again.to_dict() == full  # records, reasons, scores, dependencies and order
 
@@ -210,7 +210,7 @@ def test_a_file_with_an_absorb_per_action_still_reads_and_applies(
                 m.setattr(plan_compact, "absorb_row", lambda *args: None)
             data = _plan(cli, path, plan, "--profile", "longterm")
         assert bool(_absorb_records(data)) == (name == "new")
-        read = planfile.load(str(plan), Store.open(path), Service().seal_key())
+        read = planfile.load(str(plan), Store.open(path), Service().plans.seal_key())
         applied = cli("apply", path, plan, "--yes")
         assert applied.code == 0, applied.err
         made = {k: v for k, v in read.to_dict().items() if k != "store"}

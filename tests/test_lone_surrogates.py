@@ -31,9 +31,9 @@ def test_a_native_store_imported_from_pi_keeps_the_lone_surrogate(tmp_path: Path
     cut = _lone([m.content for m in pi.memories()])
     assert cut
     svc = Service(clock=lambda: NOW)
-    svc.import_store(pi, tmp_path / "native.json")
+    svc.stores.import_store(pi, tmp_path / "native.json")
     (tmp_path / "native.json").read_bytes().decode("utf-8")  # valid UTF-8
-    native = svc.open(tmp_path / "native.json")
+    native = svc.stores.open(tmp_path / "native.json")
     assert _lone([m.content for m in native.memories()]) == cut
 
 

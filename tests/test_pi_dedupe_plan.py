@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from memtui import planfile
-from memtui.curate import apply_plan
 from memtui.engine.plan import Plan, closure
 from memtui.engine.planner import DEDUPE_RULE, make_plan
 from memtui.engine.profiles import PROFILES
 from memtui.errors import MemtuiError
+from memtui.service.plans import apply_plan
 from memtui.stores import MemoryStore, open_store
 from memtui.times import from_epoch_ms
 

@@ -83,10 +83,10 @@ def service() -> Service:
 
 def plan_and_apply(path: Path, progress: Reports | None) -> tuple[Store, Transaction, int]:
     svc = service()
-    store = svc.open(path)
-    plan = svc.plan(store, svc.profile(store))
+    store = svc.stores.open(path)
+    plan = svc.plans.plan(store, svc.profiles.profile(store))
     approved = plan.default_approved()
-    tx = svc.apply(store, plan, approved, progress)
+    tx = svc.plans.apply(store, plan, approved, progress)
     return store, tx, len(tx.changes)
 
 
@@ -101,11 +101,11 @@ def test_apply_undo_and_rollback_report_every_stage_from_zero_to_total(
     applying.assert_well_formed(touched)
 
     undoing = Reports()
-    undo = service().undo(store, tx.id, undoing)
+    undo = service().history.undo(store, tx.id, undoing)
     undoing.assert_well_formed(len(undo.changes))
 
     rolling = Reports()  # back to the applied plan: the file the undo replaced
-    back = service().rollback(store, undo.backup or "", rolling)
+    back = service().history.rollback(store, undo.backup or "", rolling)
     rolling.assert_well_formed(len(back.changes))
 
 
@@ -138,7 +138,7 @@ def test_postgres_commit_undo_and_rollback_report_every_stage(
 ) -> None:
     _seed_rows(pg_dsn, 300)
     svc = service()
-    store = svc.open(pg_dsn)
+    store = svc.stores.open(pg_dsn)
     changes = _halve_importance(store)
     committing = Reports()
     tx = store.commit(
@@ -146,10 +146,10 @@ def test_postgres_commit_undo_and_rollback_report_every_stage(
     )
     committing.assert_well_formed(300)
     undoing = Reports()
-    svc.undo(store, tx.id, undoing)
+    svc.history.undo(store, tx.id, undoing)
     undoing.assert_well_formed(300)
     rolling = Reports()
-    back = svc.rollback(store, tx.backup or "", rolling)
+    back = svc.history.rollback(store, tx.backup or "", rolling)
     rolling.assert_well_formed(len(back.changes))
 
 
@@ -160,7 +160,7 @@ def test_postgres_commit_results_are_the_same_watched_or_not(
     for watch in (None, Reports()):
         dsn = pg_server.create_database()
         _seed_rows(dsn, 120)
-        store = service().open(dsn)
+        store = service().stores.open(dsn)
         tx = store.commit(
             _halve_importance(store),
             actor="user",

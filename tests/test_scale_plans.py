@@ -41,7 +41,7 @@ def test_a_compact_plan_reads_back_as_the_plan_made(
     assert len(bulk) == len({a["rule"] for a in decays}) == 1
     assert [row[0] for row in bulk[0]["rows"]] == [a["id"] for a in decays]
     store = Store.open(store_path)
-    again = planfile.load(str(v2), store, Service().seal_key())
+    again = planfile.load(str(v2), store, Service().plans.seal_key())
     del full["seals"]  # checked, then dropped, as a plan is read
     assert again.to_dict() == full  # every record, reason and score, as the v1 file has them
 

@@ -14,7 +14,8 @@ from textual import events
 from textual.widgets import OptionList, Static
 
 from memtui.model import Memory, Source, Status
-from memtui.service import CommitProgress, Service, Store, Transaction
+from memtui.service import CommitProgress, Store, Transaction
+from memtui.service.undo import Ledger
 from memtui.stores import open_store
 from memtui.tui.app import MemtuiApp
 from memtui.tui.decay_screen import DecayScreen
@@ -230,10 +231,10 @@ async def test_a_long_commit_shows_what_it_does_and_the_screen_stays_live(
     demo_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     release = threading.Event()
-    real_undo = Service.undo
+    real_undo = Ledger.undo
 
     def slow_undo(
-        self: Service,
+        self: Ledger,
         store: Store,
         tx_id: int | None = None,
         progress: CommitProgress | None = None,
@@ -241,7 +242,7 @@ async def test_a_long_commit_shows_what_it_does_and_the_screen_stays_live(
         release.wait(30)
         return real_undo(self, store, tx_id, progress)
 
-    monkeypatch.setattr(Service, "undo", slow_undo)
+    monkeypatch.setattr(Ledger, "undo", slow_undo)
     app = app_for(demo_copy)
     async with app.run_test(size=(100, 30)) as pilot:
         await ready(pilot)

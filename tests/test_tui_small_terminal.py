@@ -164,13 +164,13 @@ async def test_opening_the_plan_review_plans_once_and_warns_of_nothing(
 ) -> None:
     app = app_for(demo)
     planned: list[str] = []
-    plan = app.service.plan
+    plan = app.service.plans.plan
 
     def counting_plan(*args: object, **kw: object) -> object:
         planned.append("plan")
         return plan(*args, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(app.service, "plan", counting_plan)
+    monkeypatch.setattr(app.service.plans, "plan", counting_plan)
     async with app.run_test(size=SMALL) as pilot:
         await ready(pilot)
         await pilot.press("p")

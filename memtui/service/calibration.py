@@ -17,20 +17,24 @@ from memtui.engine.calibration import (
 )
 from memtui.engine.similarity import METHODS
 from memtui.errors import MemtuiError
-from memtui.service.base import Store, embeddings_folder
-from memtui.service.labels import LabelsMixin, decided_pairs
+from memtui.service.base import Part, Shared, Store, embeddings_folder
+from memtui.service.labels import Labels, decided_pairs
 
 # what `calibrate` can measure: every method, and `memtui` with local embeddings (the extra)
 CALIBRATION_METHODS = (*METHODS, EMBED_METHOD)
 
 
-class CalibrationMixin(LabelsMixin):
+class CalibrationPart(Part):
     """Precision and recall per threshold from the labels."""
+
+    def __init__(self, shared: Shared, labels: Labels) -> None:
+        super().__init__(shared)
+        self.labels = labels
 
     def calibration_shortfall(self, store: Store) -> str | None:
         """What labels are still missing before a calibration curve means something (one
         line), or None when there are enough."""
-        return labels_shortfall(*self.label_counts(store))
+        return labels_shortfall(*self.labels.label_counts(store))
 
     def calibrate(
         self,
@@ -41,7 +45,7 @@ class CalibrationMixin(LabelsMixin):
         """Precision, recall and F1 per threshold for each method from the store's labels."""
         if not 0.0 < target_precision <= 1.0:
             raise MemtuiError(f"the precision target must be in (0, 1], got {target_precision}")
-        labels = self.labels(store)
+        labels = self.labels.labels(store)
         texts = {i: t for label in labels for i, t in zip(label.ids, label.texts, strict=True)}
         decided = decided_pairs(labels)
         if not decided:
@@ -64,7 +68,7 @@ class CalibrationMixin(LabelsMixin):
             results.append(calibrate(method, scored, target_precision))
         return Calibration(
             str(store.path),
-            self.profile(store).name,
+            self.labels.profiles.profile(store).name,
             len(verdicts),
             sum(verdicts),
             target_precision,

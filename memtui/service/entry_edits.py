@@ -10,7 +10,7 @@ from typing import Any
 
 from memtui.errors import MemtuiError
 from memtui.model import HIDDEN_STATUSES, Memory, Source, Status
-from memtui.service.base import ServiceBase, Store, check_text
+from memtui.service.base import Part, Store, check_text
 from memtui.stores import Actor, Change, Transaction
 from memtui.stores.pi_format import PI_CONTENT_CAP, PI_TYPES
 
@@ -49,7 +49,7 @@ def hand_rules(store: Store) -> HandRules:
     return HAND_RULES.get(store.format_name, HandRules())
 
 
-class EntryEditsMixin(ServiceBase):
+class Entries(Part):
     """Edits of one entry, each one transaction."""
 
     def edited(self, store: Store, memory_id: str, edit: EntryEdit) -> Memory | None:
@@ -72,7 +72,7 @@ class EntryEditsMixin(ServiceBase):
             self._check_status_fits(store, edit.status)
         if not any(getattr(before, k) != v for k, v in changes.items()):
             return None
-        after = before.with_(**changes, updated_at=self.now())
+        after = before.with_(**changes, updated_at=self.shared.now())
         self._check_held(store, after, changes)
         return after
 
@@ -105,7 +105,7 @@ class EntryEditsMixin(ServiceBase):
             actor=Actor.USER,
             kind="edit",
             reason=reason or "edited by hand: " + ", ".join(changed),
-            now=after.updated_at or self.now(),
+            now=after.updated_at or self.shared.now(),
         )
 
     def status_refusal(self, store: Store, memory: Memory, status: Status) -> str | None:
@@ -131,7 +131,7 @@ class EntryEditsMixin(ServiceBase):
         refusal = self.status_refusal(store, before, status)
         if refusal:
             raise MemtuiError(refusal)
-        now = self.now()
+        now = self.shared.now()
         verb = {Status.ARCHIVED: "archived", Status.DELETED: "deleted"}.get(
             status, f"{before.status.value} → {status.value}"
         )
@@ -165,7 +165,7 @@ class EntryEditsMixin(ServiceBase):
         for tag in tags:
             check_text("a tag", tag)
         check_text("the user", user_id or "")
-        now = self.now()
+        now = self.shared.now()
         return Memory(
             id=store.new_id(now),
             content=content,
@@ -190,7 +190,7 @@ class EntryEditsMixin(ServiceBase):
             actor=Actor.USER,
             kind="add",
             reason=reason or "added by hand",
-            now=memory.created_at or self.now(),
+            now=memory.created_at or self.shared.now(),
         )
 
     def _check_content(self, store: Store, content: str) -> None:

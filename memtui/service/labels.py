@@ -13,16 +13,20 @@ from memtui.engine.grouping import active_pairs
 from memtui.engine.similarity import METHODS, text_similarity
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service.base import Store, side_folder
-from memtui.service.profiles import ProfilesMixin
+from memtui.service.base import History, Part, Shared, Store, record_of, side_folder
+from memtui.service.profiles import Profiles
 from memtui.stores.files import atomic_write, read_bytes
 from memtui.stores.labels import Label, LabelFile, make_label
 
 LABEL_BAND = 0.2  # how far from the merge line a pair is worth labelling
 
 
-class LabelsMixin(ProfilesMixin):
+class Labels(Part):
     """Labelling pairs, taking labels back, exporting them."""
+
+    def __init__(self, shared: Shared, profiles: Profiles) -> None:
+        super().__init__(shared)
+        self.profiles = profiles
 
     def _labels_file(self, store: Store) -> LabelFile:
         return LabelFile(side_folder(store) / "labels.jsonl")
@@ -46,17 +50,17 @@ class LabelsMixin(ProfilesMixin):
     ) -> list[Label]:
         """`label` for each group, in one write (every pair of a cluster, say); nothing is
         recorded when an id is unknown."""
-        history = self.history(store)
+        history = History.of(store)
         labels = []
         for ids in groups:
             members = []
             for ident in ids:
-                found = self.record(store, ident, history)
+                found = record_of(store, ident, history)
                 if found is None:
                     store.get(ident)  # the one-line "no memory with id" error
                 else:
                     members.append(found)
-            labels.append(make_label(members, same, self.now()))
+            labels.append(make_label(members, same, self.shared.now()))
         self._labels_file(store).add(labels)
         return labels
 
@@ -91,7 +95,7 @@ class LabelsMixin(ProfilesMixin):
         within `band` of the profile's merge line under its method (where a verdict moves the
         threshold most). Alternately above and below the line, nearest first; no entry in two
         pairs one after the other where another pair can go between. Deterministic."""
-        profile = self.profile(store)
+        profile = self.profiles.profile(store)
         method = profile.method
         line = profile.merge_threshold or 0.8
         decided = decided_pairs(self.labels(store))

@@ -12,7 +12,7 @@ from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
 from memtui.demo import make_demo_memories
 from memtui.demo.hermes import demo_files as hermes_demo_files
 from memtui.errors import MemtuiError, StoreFormatError
-from memtui.service.base import ServiceBase, Store, file_store
+from memtui.service.base import Part, Store, file_store
 from memtui.stores import create_native_store, export_store
 from memtui.stores.backups import BackupShelf
 from memtui.stores.doctor import repair
@@ -25,31 +25,31 @@ from memtui.stores.transfer import ExportReport
 DEMO_MAX_SIZE = 2_000_000
 
 
-class StoresMixin(ServiceBase):
+class Stores(Part):
     """Opening, creating, importing, exporting and checking stores."""
 
     def open(self, location: str | Path, *, warn: bool = True) -> Store:
         if is_postgres_location(location):
             return open_postgres_store(
-                str(location), self.settings.keep_backups, pg_limits(self.settings)
+                str(location), self.shared.settings.keep_backups, pg_limits(self.shared.settings)
             )
-        store = FileStore.open(location, self.settings.keep_backups)
+        store = FileStore.open(location, self.shared.settings.keep_backups)
         if warn:
-            self._opened.append(store)
+            self.shared.opened.append(store)
         return store
 
     def sidecar_warnings(self) -> list[str]:
         """One line per problem with the sidecars (ledger, backups) of the stores opened so
         far, each said once; the stores themselves still read and list."""
         lines = []
-        for store in dict.fromkeys(self._opened):
+        for store in dict.fromkeys(self.shared.opened):
             problems = store.problems()
             lines += [f"memtui: warning: {p}" for p in problems[:5]]
             if len(problems) > 5:
                 lines.append(f"memtui: warning: and {len(problems) - 5} more problems")
             if problems:
                 lines.append(f"memtui: `memtui doctor {store.path}` says more")
-        self._opened.clear()
+        self.shared.opened.clear()
         return lines
 
     def problems(self, store: Store) -> list[str]:
@@ -78,13 +78,13 @@ class StoresMixin(ServiceBase):
 
     def repair(self, store: Store) -> list[str]:
         """Move damaged ledgers and journal entries aside (backed up first); what was done."""
-        return repair(file_store(store, "repair"), self.now())
+        return repair(file_store(store, "repair"), self.shared.now())
 
     def store_to_open(self, store: str | None) -> tuple[str, str | None]:
         """Which store `memtui [STORE]` opens, and a hint for the user when it is a new one:
         the argument, else $MEMTUI_STORE, else the configured default, else pi's store if it
         exists, else memtui's own default store (created empty)."""
-        chosen = store or os.environ.get("MEMTUI_STORE") or self.settings.default_store
+        chosen = store or os.environ.get("MEMTUI_STORE") or self.shared.settings.default_store
         if chosen and is_postgres_location(chosen):
             return chosen, None
         if chosen:
@@ -96,7 +96,7 @@ class StoresMixin(ServiceBase):
         if not native.exists():
             native.parent.mkdir(parents=True, exist_ok=True)
             create_native_store(
-                native, [], now=self.now(), kind="create", reason="memtui's default store"
+                native, [], now=self.shared.now(), kind="create", reason="memtui's default store"
             )
         hint = "Your memtui store is empty. Run `memtui demo` to explore a realistic one."
         return str(native), hint
@@ -119,7 +119,7 @@ class StoresMixin(ServiceBase):
             self._replace_demo(path, size or DEFAULT_DEMO_SIZE, 7 if seed is None else seed)
             return self.open(path)
         store = self._demo_store(path)
-        self._opened.append(store)
+        self.shared.opened.append(store)
         return store
 
     def hermes_demo(self, folder: Path | None = None, *, fresh: bool) -> Store:
@@ -136,18 +136,18 @@ class StoresMixin(ServiceBase):
             )
         if fresh or len(present) < len(files):
             folder.mkdir(parents=True, exist_ok=True)
-            now = self.now()
+            now = self.shared.now()
             for name, data in files.items():
                 path = folder / name
                 if path.exists():  # the demo as you left it stays in its backups
-                    old = FileStore.open(path, self.settings.keep_backups)
+                    old = FileStore.open(path, self.shared.settings.keep_backups)
                     old.keep_backup(read_bytes(path), now)
                 atomic_write(path, data, mode=0o600)
         return self.open(folder / "MEMORY.md")
 
     def _demo_store(self, path: Path) -> FileStore:
         """The demo store at `path`; refused when that file is another store."""
-        old = FileStore.open(path, self.settings.keep_backups)
+        old = FileStore.open(path, self.shared.settings.keep_backups)
         meta = old.document().header.get("meta", {})
         if old.format_name != "native" or not isinstance(meta, dict) or not meta.get("demo"):
             raise MemtuiError(
@@ -158,11 +158,11 @@ class StoresMixin(ServiceBase):
     def _replace_demo(self, path: Path, size: int, seed: int) -> None:
         if size < 1 or size > DEMO_MAX_SIZE:
             raise MemtuiError(f"the demo size must be between 1 and {DEMO_MAX_SIZE}")
-        now = self.now()
+        now = self.shared.now()
         if path.exists():
             old = self._demo_store(path)
             shelf = BackupShelf(
-                old.sidecar / "backups", path.suffix or ".json", self.settings.keep_backups
+                old.sidecar / "backups", path.suffix or ".json", self.shared.settings.keep_backups
             )
             shelf.add(read_bytes(path), now, 0)
             path.unlink()
@@ -174,19 +174,19 @@ class StoresMixin(ServiceBase):
             kind="demo",
             reason=f"demo store: {size} generated entries (seed {seed})",
             meta={"demo": True, "seed": seed},
-            keep_backups=self.settings.keep_backups,
+            keep_backups=self.shared.settings.keep_backups,
         )
 
     def import_store(self, source: Store, dest: Path) -> Store:
         return create_native_store(
             dest,
             source.memories(),
-            now=self.now(),
+            now=self.shared.now(),
             kind="import",
             reason=f"imported {len(source)} entries from {source.path} ({source.format_name})",
             meta={"imported_from": str(source.path), "source_format": source.format_name},
-            keep_backups=self.settings.keep_backups,
+            keep_backups=self.shared.settings.keep_backups,
         )
 
     def export(self, store: Store, dest: Path, fmt: str) -> ExportReport:
-        return export_store(store, dest, fmt, self.now())
+        return export_store(store, dest, fmt, self.shared.now())

@@ -11,16 +11,16 @@ from memtui.engine.grouping import Group, active_pairs, group_entries
 from memtui.engine.profiles import Profile, profile_for_format
 from memtui.engine.similarity import text_similarity
 from memtui.model import Memory
-from memtui.service.base import ServiceBase, Store
+from memtui.service.base import Part, Store
 
 
-class ProfilesMixin(ServiceBase):
+class Profiles(Part):
     """A store's profile and the pairs, clusters and decay it defines."""
 
     def profile(self, store: Store, name: str | None = None) -> Profile:
         """The store's profile (or `name`) with the settings' `[profiles.NAME]` overrides: the
         same resolution for every command and screen."""
-        return resolve_profile(self.settings, _profile_format(store), name)
+        return resolve_profile(self.shared.settings, _profile_format(store), name)
 
     def default_profile_name(self, store: Store) -> str:
         return profile_for_format(_profile_format(store))

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from memtui.errors import ConflictError, MemtuiError
-from memtui.service.base import ServiceBase, Store, file_store
+from memtui.model import Memory
+from memtui.service.base import History, Part, Store, file_store, record_of
 from memtui.stores import Actor, Backup, Change, Transaction
 from memtui.stores.compaction import Compaction, compact_store
 from memtui.stores.ledger import ChangeImage, undo_target
@@ -32,8 +33,16 @@ class TableCopies(Protocol):
     ) -> Transaction: ...
 
 
-class UndoMixin(ServiceBase):
-    """Undo, rollback, backups and compaction."""
+class Ledger(Part):
+    """What the ledger holds of each entry; undo, rollback, backups and compaction."""
+
+    def of(self, store: Store) -> History:
+        """Every image the ledger holds of each entry."""
+        return History.of(store)
+
+    def record(self, store: Store, memory_id: str, history: History | None = None) -> Memory | None:
+        """The entry as the store holds it, or as the ledger last saw it."""
+        return record_of(store, memory_id, history)
 
     def undo(
         self, store: Store, tx_id: int | None = None, progress: CommitProgress | None = None
@@ -42,7 +51,7 @@ class UndoMixin(ServiceBase):
         told its stages (checking, preparing, backup, ledger, writing) with counts. Refused,
         naming them, when later transactions changed the same entries since."""
         try:
-            return store.undo(tx_id, now=self.now(), actor=Actor.USER, progress=progress)
+            return store.undo(tx_id, now=self.shared.now(), actor=Actor.USER, progress=progress)
         except ConflictError:
             later = self.later_changes(store, tx_id) if tx_id is not None else []
             if not later:
@@ -96,7 +105,7 @@ class UndoMixin(ServiceBase):
             actor=Actor.USER,
             kind="undo",
             reason=f"undo of transactions {_ids(group[::-1])} together",
-            now=self.now(),
+            now=self.shared.now(),
             undoes=target.id,
             details={"undoes_together": [t.id for t in group]},
             progress=progress,
@@ -107,7 +116,7 @@ class UndoMixin(ServiceBase):
     ) -> Transaction:
         """Make the store what backup `backup` holds, as one undoable transaction; `progress`
         is told its stages."""
-        return store.rollback(backup, now=self.now(), actor=Actor.USER, progress=progress)
+        return store.rollback(backup, now=self.shared.now(), actor=Actor.USER, progress=progress)
 
     def rollback_from_copy(
         self, store: Store, source: Path, progress: CommitProgress | None = None
@@ -119,7 +128,9 @@ class UndoMixin(ServiceBase):
                 f"{store.path} is a file store: roll back to one of its backups by name "
                 "(see `memtui backups`)"
             )
-        return store.rollback_from_copy(source, now=self.now(), actor=Actor.USER, progress=progress)
+        return store.rollback_from_copy(
+            source, now=self.shared.now(), actor=Actor.USER, progress=progress
+        )
 
     def backups(self, store: Store) -> list[Backup]:
         return store.backups()
@@ -139,7 +150,9 @@ class UndoMixin(ServiceBase):
     ) -> Compaction:
         """Rewrite a native store's journal with changed fields only; with `keep` or `days`,
         move older transactions out of the store file into its sidecar (no longer undoable)."""
-        return compact_store(file_store(store, "compact"), keep=keep, days=days, now=self.now())
+        return compact_store(
+            file_store(store, "compact"), keep=keep, days=days, now=self.shared.now()
+        )
 
 
 def _ids(txs: list[Transaction]) -> str:

@@ -90,7 +90,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self.store_path = store_path
         self.settings = settings or Settings()
         self.service = service or Service(self.settings, clock=self.now)
-        self.shown_location = self.service.shown_location(store_path)  # never a password
+        self.shown_location = self.service.stores.shown_location(store_path)  # never a password
         self.fixed_now = now
         self.watch_interval = watch_interval
         self.config_path = config_path
@@ -296,7 +296,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     @work(thread=True, exclusive=True, group="store", exit_on_error=False)
     def load_store(self, reloaded: bool) -> None:
         try:
-            store = self.service.open(self.store_path)
+            store = self.service.stores.open(self.store_path)
         except MemtuiError as e:
             self.post_message(StoreFailed(self.shown_location, str(e)))
             return
@@ -322,7 +322,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     def _store_ready(self, message: StoreReady) -> None:
         self.store = message.store
         self.outside_change = False
-        self.read_only = self.service.read_only(message.store)
+        self.read_only = self.service.stores.read_only(message.store)
         self.load_problem = None
         self.exit_code = 0
         self.sub_title = f"{message.store.path} · {message.store.format_name}"
@@ -347,7 +347,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     def _say_problems(self, store: Store) -> None:
         """What `memtui doctor` would report (a ledger that lost transactions, a damaged
         sidecar), with what to do: memtui changes nothing in the store until it is repaired."""
-        problems = self.service.problems(store)
+        problems = self.service.stores.problems(store)
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             self.notify(
@@ -387,7 +387,9 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         if self.outside_change:
             return
         self.outside_change = True
-        where = self.service.change_place(self.store) if self.store is not None else "on disk"
+        where = (
+            self.service.stores.change_place(self.store) if self.store is not None else "on disk"
+        )
         self.notify(
             "Another program changed the store. Press ctrl+r to reload; memtui will not "
             "overwrite that change.",

@@ -92,7 +92,7 @@ class CalibrationScreen(GuardedHandlers, Screen[None]):
         super().__init__()
         self.store = store
         self.service = service
-        self.method: str = service.profile(store).method
+        self.method: str = service.profiles.profile(store).method
         self.calibration: Calibration | None = None
 
     def compose(self) -> ComposeResult:
@@ -110,11 +110,11 @@ class CalibrationScreen(GuardedHandlers, Screen[None]):
 
     @work(thread=True, exclusive=True, group="calibration", exit_on_error=False)
     def compute(self) -> None:
-        shortfall = self.service.calibration_shortfall(self.store)
+        shortfall = self.service.calibration.calibration_shortfall(self.store)
         calibration = None
         if shortfall is None:
             try:
-                calibration = self.service.calibrate(self.store)
+                calibration = self.service.calibration.calibrate(self.store)
             except MemtuiError as e:
                 shortfall = str(e)
         self.post_message(CalibrationReady(calibration, shortfall))

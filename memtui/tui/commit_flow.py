@@ -23,7 +23,7 @@ from memtui.tui.lineage import LineageScreen
 from memtui.tui.messages import CommitFailed, CommitStage, Committed, HistoryReady
 from memtui.tui.screen_hooks import FollowsCommits
 from memtui.tui.screens import ConfirmScreen, ReasonConfirmScreen, WorkingScreen
-from memtui.views import entries, shorten
+from memtui.views import entry_count, shorten
 
 if TYPE_CHECKING:
     from memtui.tui.home_screen import HomeScreen
@@ -185,9 +185,9 @@ class CommitFlow(App[None]):
         """The ledger's images for the detail pane (or why the ledger cannot be read); the
         store's ids indexed too (here, off the UI thread), so a merge preview allocates its
         id at once."""
-        self.service.taken_ids(store)
+        self.service.merges.taken_ids(store)
         try:
-            return self.service.history(store)
+            return self.service.history.of(store)
         except MemtuiError as e:
             return f"the ledger cannot be read: {e}"
 
@@ -267,7 +267,7 @@ class CommitFlow(App[None]):
             self.notify(f"#{tx.id} is already undone.", severity="warning")
             return
         try:
-            later = self.service.later_changes(store, tx.id)
+            later = self.service.history.later_changes(store, tx.id)
         except MemtuiError as e:
             self.notify(one_line(str(e)), title="Not undone", severity="warning")
             return
@@ -283,14 +283,14 @@ class CommitFlow(App[None]):
         )
 
         def job(store: Store) -> Transaction:
-            return self.service.undo(store, tx.id, progress=self.commit_progress)
+            return self.service.history.undo(store, tx.id, progress=self.commit_progress)
 
         self.confirm_commit(
             f"{verb}?",
             body,
             job,
             lambda t: f"{verb} done: transaction {t.id} reverts #{tx.id}.",
-            working=f"{verb.lower()}ing #{tx.id} ({entries(len(tx.changes))})",
+            working=f"{verb.lower()}ing #{tx.id} ({entry_count(len(tx.changes))})",
         )
 
     def request_undo_with_later(self, tx: Transaction, later: list[Transaction]) -> None:
@@ -312,7 +312,7 @@ class CommitFlow(App[None]):
         )
 
         def job(store: Store) -> Transaction:
-            return self.service.undo_with_later(store, tx.id, progress=self.commit_progress)
+            return self.service.history.undo_with_later(store, tx.id, progress=self.commit_progress)
 
         self.confirm_commit(
             f"Undo {names} together?",
@@ -330,7 +330,7 @@ class CommitFlow(App[None]):
         )
 
         def job(store: Store) -> Transaction:
-            return self.service.rollback(store, backup.name, progress=self.commit_progress)
+            return self.service.history.rollback(store, backup.name, progress=self.commit_progress)
 
         self.confirm_commit(
             "Roll back?",
@@ -350,7 +350,7 @@ class CommitFlow(App[None]):
         )
 
         def job(store: Store) -> Transaction:
-            return self.service.restore(store, memory.id)
+            return self.service.merges.restore(store, memory.id)
 
         self.confirm_commit(
             "Restore?",
@@ -380,10 +380,12 @@ def _undo_effect(tx: Transaction) -> str:
     parts = []
     if back:
         parts.append(
-            f"{entries(back)} {'goes' if back == 1 else 'go'} back to how "
+            f"{entry_count(back)} {'goes' if back == 1 else 'go'} back to how "
             f"{'it was' if back == 1 else 'they were'} before it"
         )
     if created:
-        parts.append(f"the {entries(created)} it created {'is' if created == 1 else 'are'} removed")
+        parts.append(
+            f"the {entry_count(created)} it created {'is' if created == 1 else 'are'} removed"
+        )
     said = "; ".join(parts)
     return said[:1].upper() + said[1:] + "."

@@ -27,7 +27,7 @@ from memtui.textsafe import one_line
 from memtui.tui.chart import ChartData, ChartView, Series, histogram
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.lists import MemtuiList
-from memtui.views import entries, shorten
+from memtui.views import entry_count, shorten
 
 HORIZONS = (7, 14, 30, 60, 90, 180, 365)
 STYLES = {
@@ -194,11 +194,13 @@ class DecayScreen(GuardedHandlers, Screen[None]):
         self.store = store
         self.memory = memory
         self.now = service.now()
-        self.profile = service.profile(store)
-        primary = service.decay_model(self.profile)
+        self.profile = service.profiles.profile(store)
+        primary = service.profiles.decay_model(self.profile)
         self.decay = primary
         self.models = [primary] + [
-            service.decay_model(self.profile, name) for name in DECAY_MODELS if name != primary.name
+            service.profiles.decay_model(self.profile, name)
+            for name in DECAY_MODELS
+            if name != primary.name
         ]
         self.horizon = 30
         self.going: list[tuple[float, Memory]] = []
@@ -262,7 +264,7 @@ class DecayScreen(GuardedHandlers, Screen[None]):
             Group(title, histogram(result.bins, width, "red"))
         )
         title = Text(
-            f"{entries(len(result.going))} cross{'es' if len(result.going) == 1 else ''} it "
+            f"{entry_count(len(result.going))} cross{'es' if len(result.going) == 1 else ''} it "
             f"within {result.horizon} days",
             style="bold",
         )

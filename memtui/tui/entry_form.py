@@ -93,7 +93,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
         self.memory = memory
         self.users = sorted({m.user_id for m in store.memories() if m.user_id})
         self.user = user if user in self.users else (self.users[0] if self.users else None)
-        self.categories = service.categories(store)
+        self.categories = service.entries.categories(store)
         self.pi = store.format_name == "pi"
         self._initial: tuple[object, ...] | None = None
 
@@ -284,7 +284,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
             tags=split_tags(typed(self.query_one("#tags", Input).value, ", ".join(memory.tags))),
             category=typed(self._category(), memory.category),
         )
-        after = self.service.edited(self.store, memory.id, edit)
+        after = self.service.entries.edited(self.store, memory.id, edit)
         if after is None:
             self._problem("Nothing changed: edit a field first (escape leaves).")
             return
@@ -295,7 +295,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
         body.append("\nOne transaction with a backup; u undoes it.", style="dim")
 
         def job(store: Store, reason: str | None) -> Transaction:
-            tx = self.service.edit(store, memory.id, edit, reason)
+            tx = self.service.entries.edit(store, memory.id, edit, reason)
             if tx is None:
                 raise MemtuiError(f"{memory.id} already is as the form says")
             return tx
@@ -310,7 +310,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
 
     def _save_new(self) -> None:
         user = self.query("#user")
-        draft = self.service.new_memory(
+        draft = self.service.entries.new_memory(
             self.store,
             self.query_one("#content", TextArea).text,
             category=self._category(),
@@ -328,7 +328,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
         body.append("\n\nOne transaction with a backup; u undoes it.", style="dim")
 
         def job(store: Store, reason: str | None) -> Transaction:
-            return self.service.add_memory(store, draft, reason)
+            return self.service.entries.add_memory(store, draft, reason)
 
         host(self).confirm_change(
             "Add the entry?",

@@ -23,7 +23,7 @@ from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
 from memtui.tui.lists import MemtuiList
 from memtui.tui.messages import CommitFailed, LedgerRead
-from memtui.views import counted, entries, shorten
+from memtui.views import counted, entry_count, shorten
 
 
 def transaction_label(tx: Transaction, undone_by: int | None) -> Text:
@@ -31,7 +31,7 @@ def transaction_label(tx: Transaction, undone_by: int | None) -> Text:
     label.append(
         f"{(format_iso(tx.at.replace(microsecond=0)) or '')[:19].replace('T', ' ')} ", style="dim"
     )
-    label.append(f"{tx.actor:<5} {tx.kind:<9} {entries(len(tx.changes)):<11} ")
+    label.append(f"{tx.actor:<5} {tx.kind:<9} {entry_count(len(tx.changes)):<11} ")
     label.append(shorten(one_line(tx.reason), 60))
     if undone_by:
         label.append(f"  undone by #{undone_by}", style="italic yellow")
@@ -126,7 +126,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
         try:
             transactions = self.store.history()
             undone = self.store.undone()
-            backups = self.service.backups(self.store)
+            backups = self.service.history.backups(self.store)
         except MemtuiError as e:
             self.app.post_message(CommitFailed(f"the ledger cannot be read: {e}"))
             return

@@ -277,7 +277,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
                 outside_change=app.outside_change,
                 failed=app.load_problem is not None,
                 theme=self.app.theme,
-                where=app.service.change_place(store) if store is not None else "on disk",
+                where=app.service.stores.change_place(store) if store is not None else "on disk",
                 read_only=app.read_only,
             )
             if text.cell_len <= width:
@@ -375,7 +375,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         if store is None:
             return
         try:
-            self.post_message(LineageReady(app.service.lineage(store, memory_id)))
+            self.post_message(LineageReady(app.service.merges.lineage(store, memory_id)))
         except MemtuiError as e:
             self.app.post_message(CommitFailed(str(e)))
 
@@ -421,7 +421,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         if store is None:
             return
         current = store.find(memory.id) or memory
-        refusal = app.service.status_refusal(store, current, status)
+        refusal = app.service.entries.status_refusal(store, current, status)
         if refusal:
             self.notify(one_line(refusal), title="Not changed", severity="warning", timeout=8)
             return
@@ -444,7 +444,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         body.append("One transaction with a backup; u undoes it.", style="dim")
 
         def job(store: Store, reason: str | None) -> Transaction:
-            return app.service.set_status(store, current.id, status, reason)
+            return app.service.entries.set_status(store, current.id, status, reason)
 
         app.confirm_change(
             f"{verb}?",
