@@ -26,10 +26,12 @@ from memtui.cli_common import (
     redecode_text,
     usage_checked,
 )
+from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
 from memtui.model import STATUS_SYMBOL, Status
-from memtui.service import DEFAULT_DEMO_SIZE, DEMO_MAX_SIZE, EXPORT_FORMATS, EntryEdit, Service
+from memtui.service import DEMO_MAX_SIZE, EntryEdit, Service
+from memtui.stores.transfer import EXPORT_FORMATS
 from memtui.textsafe import literal, one_line
 from memtui.times import format_iso
 from memtui.views import (

@@ -12,19 +12,13 @@ from itertools import combinations
 from pathlib import Path
 
 from memtui.cli_common import UsageError, check_fraction, emit_json, print_done, usage_checked
+from memtui.engine.calibration import DEFAULT_TARGET_PRECISION
+from memtui.engine.decay import MODELS as DECAY_MODELS
+from memtui.engine.profiles import PROFILE_NAMES
+from memtui.engine.similarity import METHODS
 from memtui.model import Status
-from memtui.service import (
-    CALIBRATION_METHODS,
-    DECAY_MODELS,
-    DEFAULT_TARGET_PRECISION,
-    METHODS,
-    PROFILE_NAMES,
-    CommitProgress,
-    LlmRequest,
-    Service,
-    parse_time,
-    plan_summary,
-)
+from memtui.service import CALIBRATION_METHODS, LlmRequest, Service, parse_time, plan_summary
+from memtui.stores.progress import CommitProgress
 from memtui.textsafe import json_safe, one_line
 from memtui.views import (
     action_subject,

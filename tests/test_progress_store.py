@@ -18,8 +18,10 @@ import psycopg
 import pytest
 
 from memtui.demo import make_demo_memories
-from memtui.service import Service, Store, Transaction
+from memtui.service import Service
 from memtui.stores import Change, create_native_store, export_store, open_store
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from tests.conftest import NOW, CliResult
 from tests.pg_agent import insert
 from tests.pg_server import PgServer, pg_dsn, pg_server  # noqa: F401
@@ -81,7 +83,7 @@ def service() -> Service:
     return Service(clock=lambda: NOW)
 
 
-def plan_and_apply(path: Path, progress: Reports | None) -> tuple[Store, Transaction, int]:
+def plan_and_apply(path: Path, progress: Reports | None) -> tuple[MemoryStore, Transaction, int]:
     svc = service()
     store = svc.stores.open(path)
     plan = svc.plans.plan(store, svc.profiles.profile(store))
@@ -129,7 +131,7 @@ def _seed_rows(dsn: str, count: int) -> None:
             insert(conn, f"the user noted fact number {n}", importance=0.5)
 
 
-def _halve_importance(store: Store) -> list[Change]:
+def _halve_importance(store: MemoryStore) -> list[Change]:
     return [Change(m, m.with_(importance=m.importance / 2)) for m in store.memories()]
 
 

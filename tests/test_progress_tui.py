@@ -17,10 +17,14 @@ from textual.pilot import Pilot
 from textual.widgets import ProgressBar
 
 from memtui.demo import make_demo_memories
-from memtui.service import CommitProgress, Plan, Service, Store, Transaction
+from memtui.engine.plan import Plan
+from memtui.service import Service
 from memtui.service.base import Shared
 from memtui.service.plans import Plans
 from memtui.stores import create_native_store, open_store
+from memtui.stores.ledger import Transaction
+from memtui.stores.progress import CommitProgress
+from memtui.stores.protocol import MemoryStore
 from memtui.tui import make_app
 from memtui.tui.app import MemtuiApp
 from memtui.tui.plan_screen import PlanScreen
@@ -41,7 +45,7 @@ class HeldPlans(Plans):
 
     def apply(
         self,
-        store: Store,
+        store: MemoryStore,
         plan: Plan,
         approved: Sequence[str] | None = None,
         progress: CommitProgress | None = None,

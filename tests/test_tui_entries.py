@@ -14,9 +14,11 @@ from textual import events
 from textual.widgets import OptionList, Static
 
 from memtui.model import Memory, Source, Status
-from memtui.service import CommitProgress, Store, Transaction
 from memtui.service.undo import Ledger
 from memtui.stores import open_store
+from memtui.stores.ledger import Transaction
+from memtui.stores.progress import CommitProgress
+from memtui.stores.protocol import MemoryStore
 from memtui.tui.app import MemtuiApp
 from memtui.tui.decay_screen import DecayScreen
 from memtui.tui.entry_form import EntryFormScreen
@@ -235,7 +237,7 @@ async def test_a_long_commit_shows_what_it_does_and_the_screen_stays_live(
 
     def slow_undo(
         self: Ledger,
-        store: Store,
+        store: MemoryStore,
         tx_id: int | None = None,
         progress: CommitProgress | None = None,
     ) -> Transaction:

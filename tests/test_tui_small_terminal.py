@@ -14,8 +14,8 @@ import pytest
 from textual.pilot import Pilot
 
 from memtui.demo import make_demo_memories
-from memtui.service import Transaction
 from memtui.stores import create_native_store
+from memtui.stores.ledger import Transaction
 from memtui.tui.clusters_screen import ClustersScreen
 from memtui.tui.history_screen import transaction_detail
 from memtui.tui.plan_screen import PlanScreen

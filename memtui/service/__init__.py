@@ -20,18 +20,7 @@ from pathlib import Path
 
 from memtui import locations
 from memtui.config import Settings, load_user_settings, save_setting
-from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
-from memtui.engine.calibration import DEFAULT_TARGET_PRECISION
-from memtui.engine.candidates import Pair
-from memtui.engine.decay import MODELS as DECAY_MODELS
-from memtui.engine.decay import DecayModel
-from memtui.engine.grouping import Group
-from memtui.engine.kinds import KINDS
-from memtui.engine.plan import Action, Plan, closure
-from memtui.engine.planner import Cancelled
-from memtui.engine.profiles import PROFILE_NAMES, Profile
-from memtui.engine.similarity import METHODS
-from memtui.service.base import History, Shared, Store, clock_from_env, parse_time
+from memtui.service.base import History, Shared, clock_from_env, parse_time
 from memtui.service.calibration import CALIBRATION_METHODS, Calibration, CalibrationPart
 from memtui.service.entry_edits import Entries, EntryEdit
 from memtui.service.labels import LabelPair, Labels
@@ -40,45 +29,25 @@ from memtui.service.opening import DEMO_MAX_SIZE, Stores
 from memtui.service.plans import LlmRequest, Plans, plan_summary
 from memtui.service.profiles import Profiles
 from memtui.service.undo import Ledger
-from memtui.stores import EXPORT_FORMATS, Backup, Transaction
-from memtui.stores.labels import Label
-from memtui.stores.progress import CommitProgress
 
 __all__ = [
     "CALIBRATION_METHODS",
-    "DECAY_MODELS",
-    "DEFAULT_DEMO_SIZE",
-    "DEFAULT_TARGET_PRECISION",
     "DEMO_MAX_SIZE",
-    "EXPORT_FORMATS",
-    "KINDS",
-    "METHODS",
-    "PROFILE_NAMES",
-    "Action",
-    "Backup",
     "Calibration",
-    "Cancelled",
-    "CommitProgress",
-    "DecayModel",
     "EntryEdit",
-    "Group",
     "History",
-    "Label",
     "LabelPair",
     "Lineage",
     "LlmRequest",
-    "Pair",
-    "Plan",
-    "Profile",
     "Service",
     "Settings",
-    "Store",
-    "Transaction",
     "clock_from_env",
-    "closure",
     "parse_time",
     "plan_summary",
 ]
+"""What the service itself declares (and the settings it is built from); the front ends import
+the record, plan, store and engine types they show from where those are declared (the contracts
+in pyproject.toml say which)."""
 
 
 class Service:

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from hashlib import sha256
 from pathlib import Path
-from typing import TypeAlias
 
 from memtui import locations
 from memtui.config import Settings
@@ -20,9 +19,6 @@ from memtui.stores.ledger import ChangeImage
 from memtui.stores.store import Store as FileStore
 from memtui.textsafe import has_surrogates
 from memtui.times import parse_iso_or_none
-
-Store: TypeAlias = MemoryStore
-"""What the front ends hold: any store (a file, a database table)."""
 
 
 def clock_from_env() -> datetime:
@@ -70,7 +66,7 @@ class History:
     images: dict[str, list[tuple[Transaction, ChangeImage]]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, store: Store) -> History:
+    def of(cls, store: MemoryStore) -> History:
         history = cls()
         for tx in store.transactions():
             for change in tx.changes:
@@ -90,7 +86,7 @@ class History:
         return first.before is None
 
 
-def record_of(store: Store, ident: str, history: History | None = None) -> Memory | None:
+def record_of(store: MemoryStore, ident: str, history: History | None = None) -> Memory | None:
     """The entry as the store holds it, or as the ledger last saw it (pi stores drop merged
     and superseded entries from the file; their records live on in the ledger). Lineage fields
     the file cannot hold come from the ledger."""
@@ -119,13 +115,13 @@ def check_text(what: str, text: str) -> None:
         )
 
 
-def file_store(store: Store, what: str) -> FileStore:
+def file_store(store: MemoryStore, what: str) -> FileStore:
     if isinstance(store, FileStore):
         return store
     raise MemtuiError(f"{store.path}: {what} works on store files, not on a database")
 
 
-def side_folder(store: Store) -> Path:
+def side_folder(store: MemoryStore) -> Path:
     """Where memtui keeps its own files about `store` (embeddings, labels): beside a store
     file, in memtui's data folder for a database."""
     if store.sidecar is not None:
@@ -133,7 +129,7 @@ def side_folder(store: Store) -> Path:
     return locations.data_dir() / "stores" / sha256(str(store.path).encode()).hexdigest()[:16]
 
 
-def embeddings_folder(store: Store) -> Path:
+def embeddings_folder(store: MemoryStore) -> Path:
     """Where the sentence vectors of `store`'s texts are cached: planning and calibration read
     and add to the same cache."""
     return side_folder(store) / "embeddings"

@@ -17,8 +17,9 @@ from memtui.engine.calibration import (
 )
 from memtui.engine.similarity import METHODS
 from memtui.errors import MemtuiError
-from memtui.service.base import Part, Shared, Store, embeddings_folder
+from memtui.service.base import Part, Shared, embeddings_folder
 from memtui.service.labels import Labels, decided_pairs
+from memtui.stores.protocol import MemoryStore
 
 # what `calibrate` can measure: every method, and `memtui` with local embeddings (the extra)
 CALIBRATION_METHODS = (*METHODS, EMBED_METHOD)
@@ -31,14 +32,14 @@ class CalibrationPart(Part):
         super().__init__(shared)
         self.labels = labels
 
-    def calibration_shortfall(self, store: Store) -> str | None:
+    def calibration_shortfall(self, store: MemoryStore) -> str | None:
         """What labels are still missing before a calibration curve means something (one
         line), or None when there are enough."""
         return labels_shortfall(*self.labels.label_counts(store))
 
     def calibrate(
         self,
-        store: Store,
+        store: MemoryStore,
         methods: Sequence[str] | None = None,
         target_precision: float = DEFAULT_TARGET_PRECISION,
     ) -> Calibration:
@@ -75,7 +76,9 @@ class CalibrationPart(Part):
             results,
         )
 
-    def _embedded_pair_scores(self, store: Store, pairs: Sequence[tuple[str, str]]) -> list[float]:
+    def _embedded_pair_scores(
+        self, store: MemoryStore, pairs: Sequence[tuple[str, str]]
+    ) -> list[float]:
         """The `memtui+embed` score of labelled text pairs (vectors cached beside the store)."""
         from memtui.embedding import EmbeddingsUnavailable, cached_embeddings, load_embedder
 

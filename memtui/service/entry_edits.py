@@ -10,9 +10,10 @@ from typing import Any
 
 from memtui.errors import MemtuiError
 from memtui.model import HIDDEN_STATUSES, Memory, Source, Status
-from memtui.service.base import Part, Store, check_text
+from memtui.service.base import Part, check_text
 from memtui.stores import Actor, Change, Transaction
 from memtui.stores.pi_format import PI_CONTENT_CAP, PI_TYPES
+from memtui.stores.protocol import MemoryStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,14 +46,14 @@ HAND_RULES: dict[str, HandRules] = {
 }
 
 
-def hand_rules(store: Store) -> HandRules:
+def hand_rules(store: MemoryStore) -> HandRules:
     return HAND_RULES.get(store.format_name, HandRules())
 
 
 class Entries(Part):
     """Edits of one entry, each one transaction."""
 
-    def edited(self, store: Store, memory_id: str, edit: EntryEdit) -> Memory | None:
+    def edited(self, store: MemoryStore, memory_id: str, edit: EntryEdit) -> Memory | None:
         """What the entry would become (nothing is written), or None when nothing would
         change; refused, with the reason, where the store's format cannot hold it (pi caps
         content at 500 characters, has six types and holds active entries only)."""
@@ -76,7 +77,7 @@ class Entries(Part):
         self._check_held(store, after, changes)
         return after
 
-    def _check_held(self, store: Store, after: Memory, changes: dict[str, Any]) -> None:
+    def _check_held(self, store: MemoryStore, after: Memory, changes: dict[str, Any]) -> None:
         """Refuse a field the store's file cannot keep (Hermes' entries are text only), rather
         than record an edit that changes nothing."""
         held = store.visible(after)
@@ -90,7 +91,7 @@ class Entries(Part):
                 )
 
     def edit(
-        self, store: Store, memory_id: str, edit: EntryEdit, reason: str | None = None
+        self, store: MemoryStore, memory_id: str, edit: EntryEdit, reason: str | None = None
     ) -> Transaction | None:
         """Change one entry as one transaction; None when nothing would change. The store's
         format rules apply (see `edited`; the Go system's version moves forward in the store
@@ -108,7 +109,7 @@ class Entries(Part):
             now=after.updated_at or self.shared.now(),
         )
 
-    def status_refusal(self, store: Store, memory: Memory, status: Status) -> str | None:
+    def status_refusal(self, store: MemoryStore, memory: Memory, status: Status) -> str | None:
         """Why `memory` cannot take `status` in this store (one line), or None if it can."""
         if memory.status is status:
             return f"{memory.id} is already {status.value}"
@@ -123,7 +124,7 @@ class Entries(Part):
         return None
 
     def set_status(
-        self, store: Store, memory_id: str, status: Status, reason: str | None = None
+        self, store: MemoryStore, memory_id: str, status: Status, reason: str | None = None
     ) -> Transaction:
         """Archive, delete (soft: restorable) or bring back one entry, as one transaction. On a
         pi store a deleted entry leaves the file and lives in the ledger."""
@@ -145,7 +146,7 @@ class Entries(Part):
 
     def new_memory(
         self,
-        store: Store,
+        store: MemoryStore,
         content: str,
         *,
         category: str = "fact",
@@ -180,7 +181,9 @@ class Entries(Part):
             user_id=user_id or None,
         )
 
-    def add_memory(self, store: Store, memory: Memory, reason: str | None = None) -> Transaction:
+    def add_memory(
+        self, store: MemoryStore, memory: Memory, reason: str | None = None
+    ) -> Transaction:
         """Add `memory` (from `new_memory`) as one transaction; undo removes it."""
         self._check_content(store, memory.content)
         if store.find(memory.id) is not None:
@@ -193,7 +196,7 @@ class Entries(Part):
             now=memory.created_at or self.shared.now(),
         )
 
-    def _check_content(self, store: Store, content: str) -> None:
+    def _check_content(self, store: MemoryStore, content: str) -> None:
         if not content.strip():
             raise MemtuiError("the content must not be empty")
         check_text("the content", content)
@@ -203,7 +206,7 @@ class Entries(Part):
                 f"{PI_CONTENT_CAP}"
             )
 
-    def keeps_merged(self, store: Store) -> bool:
+    def keeps_merged(self, store: MemoryStore) -> bool:
         """Whether the store's file keeps the members of a merge (status merged); pi's does
         not: they leave it and live on in memtui's ledger."""
         try:
@@ -212,7 +215,7 @@ class Entries(Part):
             return False
         return True
 
-    def _check_status_fits(self, store: Store, status: Status) -> None:
+    def _check_status_fits(self, store: MemoryStore, status: Status) -> None:
         if store.format_name == "pi" and status not in (Status.ACTIVE, Status.DELETED):
             raise MemtuiError(
                 f"pi stores hold active entries only; {status.value} cannot be kept in the file "
@@ -223,7 +226,7 @@ class Entries(Part):
         if not 0.0 <= importance <= 1.0:
             raise MemtuiError(f"the importance must be between 0 and 1, got {importance}")
 
-    def _check_category(self, store: Store, category: str) -> None:
+    def _check_category(self, store: MemoryStore, category: str) -> None:
         if not category.strip():
             raise MemtuiError("the category must not be empty")
         check_text("the category", category)
@@ -232,7 +235,7 @@ class Entries(Part):
                 f"pi stores hold these types only: {', '.join(sorted(PI_TYPES))}; not {category!r}"
             )
 
-    def categories(self, store: Store) -> list[str]:
+    def categories(self, store: MemoryStore) -> list[str]:
         """The categories an entry of this store may take (pi: its six types), or those its
         entries use, for the user to pick from."""
         if store.format_name == "pi":

@@ -13,10 +13,11 @@ from memtui.engine.grouping import active_pairs
 from memtui.engine.similarity import METHODS, text_similarity
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service.base import History, Part, Shared, Store, record_of, side_folder
+from memtui.service.base import History, Part, Shared, record_of, side_folder
 from memtui.service.profiles import Profiles
 from memtui.stores.files import atomic_write, read_bytes
 from memtui.stores.labels import Label, LabelFile, make_label
+from memtui.stores.protocol import MemoryStore
 
 LABEL_BAND = 0.2  # how far from the merge line a pair is worth labelling
 
@@ -28,10 +29,10 @@ class Labels(Part):
         super().__init__(shared)
         self.profiles = profiles
 
-    def _labels_file(self, store: Store) -> LabelFile:
+    def _labels_file(self, store: MemoryStore) -> LabelFile:
         return LabelFile(side_folder(store) / "labels.jsonl")
 
-    def labels(self, store: Store) -> list[Label]:
+    def labels(self, store: MemoryStore) -> list[Label]:
         return self._labels_file(store).read()
 
     def export_labels(self, labels: Sequence[Label], dest: Path) -> None:
@@ -41,12 +42,12 @@ class Labels(Part):
             raise MemtuiError(f"{dest}: its folder does not exist; nothing was exported")
         LabelFile(dest).add(labels)
 
-    def label(self, store: Store, ids: Sequence[str], same: bool) -> Label:
+    def label(self, store: MemoryStore, ids: Sequence[str], same: bool) -> Label:
         """Record that these entries are (or are not) one memory; kept beside the store."""
         return self.label_groups(store, [ids], same)[0]
 
     def label_groups(
-        self, store: Store, groups: Sequence[Sequence[str]], same: bool
+        self, store: MemoryStore, groups: Sequence[Sequence[str]], same: bool
     ) -> list[Label]:
         """`label` for each group, in one write (every pair of a cluster, say); nothing is
         recorded when an id is unknown."""
@@ -64,7 +65,7 @@ class Labels(Part):
         self._labels_file(store).add(labels)
         return labels
 
-    def unlabel(self, store: Store, label: Label) -> bool:
+    def unlabel(self, store: MemoryStore, label: Label) -> bool:
         """Take back `label` (the newest line that holds it); an earlier verdict on the same
         entries counts again. False when the file no longer holds it."""
         path = self._labels_file(store).path
@@ -83,13 +84,13 @@ class Labels(Part):
                 return True
         return False
 
-    def label_counts(self, store: Store) -> tuple[int, int]:
+    def label_counts(self, store: MemoryStore) -> tuple[int, int]:
         """How many pairs the store's labels decide, and how many of them are one memory."""
         decided = decided_pairs(self.labels(store))
         return len(decided), sum(decided.values())
 
     def pairs_to_label(
-        self, store: Store, limit: int = 200, *, band: float = LABEL_BAND
+        self, store: MemoryStore, limit: int = 200, *, band: float = LABEL_BAND
     ) -> list[LabelPair]:
         """Pairs worth a person's verdict: live entries of one user, not yet labelled, scoring
         within `band` of the profile's merge line under its method (where a verdict moves the

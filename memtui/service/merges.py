@@ -13,10 +13,11 @@ from memtui.engine.profiles import get_profile, profile_for_format
 from memtui.engine.wording import clauses, rule_wording
 from memtui.errors import MemtuiError, NotFoundError
 from memtui.model import Memory, Status
-from memtui.service.base import History, Part, Store, check_text, record_of
+from memtui.service.base import History, Part, check_text, record_of
 from memtui.stores import Actor, Change, Transaction
 from memtui.stores.ledger import ChangeImage
 from memtui.stores.progress import CommitProgress
+from memtui.stores.protocol import MemoryStore
 from memtui.times import format_iso
 from memtui.views import entry_count
 
@@ -26,7 +27,7 @@ class Merges(Part):
 
     def preview_merge(
         self,
-        store: Store,
+        store: MemoryStore,
         ids: Sequence[str],
         *,
         strategy: str = "rule",
@@ -51,7 +52,7 @@ class Merges(Part):
 
     _taken_cache: tuple[int, str, TakenIds] | None = None
 
-    def taken_ids(self, store: Store) -> TakenIds:
+    def taken_ids(self, store: MemoryStore) -> TakenIds:
         """The store's ids, indexed once per store and version: read again only after a
         commit or a reload changed the store (its fingerprint)."""
         cached = self._taken_cache
@@ -63,7 +64,7 @@ class Merges(Part):
 
     def merge(
         self,
-        store: Store,
+        store: MemoryStore,
         ids: Sequence[str],
         *,
         strategy: str = "rule",
@@ -94,7 +95,9 @@ class Merges(Part):
             progress=progress,
         )
 
-    def supersede(self, store: Store, old_id: str, new_id: str, reason: str = "") -> Transaction:
+    def supersede(
+        self, store: MemoryStore, old_id: str, new_id: str, reason: str = ""
+    ) -> Transaction:
         if old_id == new_id:
             raise MemtuiError("an entry cannot supersede itself")
         old, new = _live_members(store, [old_id, new_id])
@@ -111,7 +114,7 @@ class Merges(Part):
             now=now,
         )
 
-    def restore(self, store: Store, memory_id: str) -> Transaction:
+    def restore(self, store: MemoryStore, memory_id: str) -> Transaction:
         """Bring an entry back. A merge or absorption is undone as one unit: every member
         returns, a merged entry that the merge created is removed (status deleted, restorable
         in turn), and the lineage links are cut. A superseded entry returns and its successor
@@ -192,7 +195,7 @@ class Merges(Part):
             list(changes.values()), actor=Actor.USER, kind="restore", reason=reason, now=now
         )
 
-    def lineage(self, store: Store, memory_id: str) -> Lineage:
+    def lineage(self, store: MemoryStore, memory_id: str) -> Lineage:
         """What the entry replaced and what replaced it, transitively, with the events."""
         ident = memory_id
         history = History.of(store)
@@ -289,7 +292,7 @@ class Lineage:
         }
 
 
-def _live_members(store: Store, ids: Sequence[str]) -> list[Memory]:
+def _live_members(store: MemoryStore, ids: Sequence[str]) -> list[Memory]:
     if len(set(ids)) != len(ids):
         raise MemtuiError("the same entry is named twice")
     members = [store.get(i) for i in ids]
@@ -299,14 +302,14 @@ def _live_members(store: Store, ids: Sequence[str]) -> list[Memory]:
     return members
 
 
-def _merge_members(store: Store, ids: Sequence[str]) -> list[Memory]:
+def _merge_members(store: MemoryStore, ids: Sequence[str]) -> list[Memory]:
     """The entries named, in store order, as a plan's merge takes them (in every format: the
     merged entry's tags, paths and first member do not follow the order they were named in)."""
     named = {m.id: m for m in _live_members(store, ids)}
     return [m for m in store.memories() if named.pop(m.id, None) is not None] + [*named.values()]
 
 
-def merge_rule(store: Store, strategy: str) -> str:
+def merge_rule(store: MemoryStore, strategy: str) -> str:
     if strategy == "keep-base":
         return "keep-base"
     if strategy != "rule":
@@ -314,7 +317,9 @@ def merge_rule(store: Store, strategy: str) -> str:
     return get_profile(profile_for_format(store.format_name)).merge_rule
 
 
-def _record_back(store: Store, image: ChangeImage | None, back: Memory) -> dict[str, Any] | None:
+def _record_back(
+    store: MemoryStore, image: ChangeImage | None, back: Memory
+) -> dict[str, Any] | None:
     """The record the file held before the entry left it, when it says what `back` says: the
     entry then comes back byte for byte (its key order included)."""
     raw = image.before_raw if image is not None and image.after_raw is None else None

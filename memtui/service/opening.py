@@ -12,12 +12,13 @@ from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
 from memtui.demo import make_demo_memories
 from memtui.demo.hermes import demo_files as hermes_demo_files
 from memtui.errors import MemtuiError, StoreFormatError
-from memtui.service.base import Part, Store, file_store
+from memtui.service.base import Part, file_store
 from memtui.stores import create_native_store, export_store
 from memtui.stores.backups import BackupShelf
 from memtui.stores.doctor import repair
 from memtui.stores.files import atomic_write, read_bytes
 from memtui.stores.postgres import is_postgres_location, open_postgres_store
+from memtui.stores.protocol import MemoryStore
 from memtui.stores.sidecar import check_writable
 from memtui.stores.store import Store as FileStore
 from memtui.stores.transfer import ExportReport
@@ -28,7 +29,7 @@ DEMO_MAX_SIZE = 2_000_000
 class Stores(Part):
     """Opening, creating, importing, exporting and checking stores."""
 
-    def open(self, location: str | Path, *, warn: bool = True) -> Store:
+    def open(self, location: str | Path, *, warn: bool = True) -> MemoryStore:
         if is_postgres_location(location):
             return open_postgres_store(
                 str(location), self.shared.settings.keep_backups, pg_limits(self.shared.settings)
@@ -52,18 +53,18 @@ class Stores(Part):
         self.shared.opened.clear()
         return lines
 
-    def problems(self, store: Store) -> list[str]:
+    def problems(self, store: MemoryStore) -> list[str]:
         """What is wrong with the store's ledger and backups (`memtui doctor`), each line
         with what to do; the front ends show them, and memtui changes nothing in the store
         until they are repaired. A ledger that lost transactions its backups show is one."""
         return store.problems()
 
-    def leftovers(self, store: Store) -> list[str]:
+    def leftovers(self, store: MemoryStore) -> list[str]:
         """What commits that did not happen left behind (aborted intents in the ledger, a
         dead writer's backup), one line each: harmless, reclaimed by `repair`."""
         return store.leftovers() if isinstance(store, FileStore) else []
 
-    def read_only(self, store: Store) -> str | None:
+    def read_only(self, store: MemoryStore) -> str | None:
         """Why memtui can change nothing in `store` now, in a few words (None: it can)."""
         if isinstance(store, FileStore):
             try:
@@ -72,11 +73,11 @@ class Stores(Part):
                 return "the file is read-only"
         return None
 
-    def change_place(self, store: Store) -> str:
+    def change_place(self, store: MemoryStore) -> str:
         """Where another program's change to `store` happened, as messages say it."""
         return store.place
 
-    def repair(self, store: Store) -> list[str]:
+    def repair(self, store: MemoryStore) -> list[str]:
         """Move damaged ledgers and journal entries aside (backed up first); what was done."""
         return repair(file_store(store, "repair"), self.shared.now())
 
@@ -111,7 +112,7 @@ class Stores(Part):
 
     def demo(
         self, path: Path | None = None, *, size: int | None, seed: int | None, fresh: bool
-    ) -> Store:
+    ) -> MemoryStore:
         """The demo store at `path` (default: memtui's data folder), regenerated when asked or
         missing; an older demo (with any changes made to it) stays in its backups."""
         path = path or locations.demo_store()
@@ -122,7 +123,7 @@ class Stores(Part):
         self.shared.opened.append(store)
         return store
 
-    def hermes_demo(self, folder: Path | None = None, *, fresh: bool) -> Store:
+    def hermes_demo(self, folder: Path | None = None, *, fresh: bool) -> MemoryStore:
         """The Hermes demo's MEMORY.md (USER.md beside it) in `folder` (default: memtui's data
         folder), written when missing or asked; never over files memtui did not write there."""
         default = locations.hermes_demo()
@@ -177,7 +178,7 @@ class Stores(Part):
             keep_backups=self.shared.settings.keep_backups,
         )
 
-    def import_store(self, source: Store, dest: Path) -> Store:
+    def import_store(self, source: MemoryStore, dest: Path) -> MemoryStore:
         return create_native_store(
             dest,
             source.memories(),
@@ -188,5 +189,5 @@ class Stores(Part):
             keep_backups=self.shared.settings.keep_backups,
         )
 
-    def export(self, store: Store, dest: Path, fmt: str) -> ExportReport:
+    def export(self, store: MemoryStore, dest: Path, fmt: str) -> ExportReport:
         return export_store(store, dest, fmt, self.shared.now())

@@ -17,9 +17,10 @@ from memtui.engine.profiles import Profile
 from memtui.errors import MemtuiError
 from memtui.model import Memory, Status
 from memtui.planfile.checks import check_made_for
-from memtui.service.base import Part, Store, embeddings_folder
+from memtui.service.base import Part, embeddings_folder
 from memtui.stores import Actor, Change, Transaction
 from memtui.stores.progress import CommitProgress
+from memtui.stores.protocol import MemoryStore
 from memtui.timeline import check_not_before_entries, check_plan_not_ahead
 from memtui.views import entry_count, kind_counts
 
@@ -40,7 +41,7 @@ class Plans(Part):
 
     def plan(
         self,
-        store: Store,
+        store: MemoryStore,
         profile: Profile,
         *,
         now: datetime | None = None,
@@ -79,7 +80,7 @@ class Plans(Part):
 
     def _embeddings(
         self,
-        store: Store,
+        store: MemoryStore,
         memories: Sequence[Memory],
         progress: Progress | None,
         cancelled: Callable[[], bool] | None,
@@ -111,7 +112,7 @@ class Plans(Part):
     async def improve_plan_async(
         self,
         plan: Plan,
-        store: Store,
+        store: MemoryStore,
         profile: Profile,
         request: LlmRequest,
         *,
@@ -134,7 +135,9 @@ class Plans(Part):
             plan, store.memories(), profile, client, strategies, plan.now, progress=progress
         )
 
-    def improve_plan(self, plan: Plan, store: Store, profile: Profile, request: LlmRequest) -> Plan:
+    def improve_plan(
+        self, plan: Plan, store: MemoryStore, profile: Profile, request: LlmRequest
+    ) -> Plan:
         return asyncio.run(self.improve_plan_async(plan, store, profile, request))
 
     def llm_model(self) -> tuple[str | None, str | None]:
@@ -144,7 +147,7 @@ class Plans(Part):
         except MemtuiError as e:
             return None, str(e)
 
-    def load_plan(self, path: str, store: Store) -> Plan:
+    def load_plan(self, path: str, store: MemoryStore) -> Plan:
         """The plan file at `path`, complete and checked against `store` as it is now (made
         from it, each action within its kind's rules, its wording as memtui sealed it)."""
         return planfile.load(path, store, self.seal_key())
@@ -172,7 +175,7 @@ class Plans(Part):
 
     def apply(
         self,
-        store: Store,
+        store: MemoryStore,
         plan: Plan,
         approved: Sequence[str] | None = None,
         progress: CommitProgress | None = None,
@@ -189,7 +192,7 @@ class Plans(Part):
 
 
 def apply_plan(
-    store: Store,
+    store: MemoryStore,
     plan: Plan,
     approved: Sequence[str] | None,
     *,

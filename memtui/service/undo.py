@@ -9,11 +9,12 @@ from typing import Protocol, runtime_checkable
 
 from memtui.errors import ConflictError, MemtuiError
 from memtui.model import Memory
-from memtui.service.base import History, Part, Store, file_store, record_of
+from memtui.service.base import History, Part, file_store, record_of
 from memtui.stores import Actor, Backup, Change, Transaction
 from memtui.stores.compaction import Compaction, compact_store
 from memtui.stores.ledger import ChangeImage, undo_target
 from memtui.stores.progress import CommitProgress
+from memtui.stores.protocol import MemoryStore
 
 
 @runtime_checkable
@@ -36,16 +37,18 @@ class TableCopies(Protocol):
 class Ledger(Part):
     """What the ledger holds of each entry; undo, rollback, backups and compaction."""
 
-    def of(self, store: Store) -> History:
+    def of(self, store: MemoryStore) -> History:
         """Every image the ledger holds of each entry."""
         return History.of(store)
 
-    def record(self, store: Store, memory_id: str, history: History | None = None) -> Memory | None:
+    def record(
+        self, store: MemoryStore, memory_id: str, history: History | None = None
+    ) -> Memory | None:
         """The entry as the store holds it, or as the ledger last saw it."""
         return record_of(store, memory_id, history)
 
     def undo(
-        self, store: Store, tx_id: int | None = None, progress: CommitProgress | None = None
+        self, store: MemoryStore, tx_id: int | None = None, progress: CommitProgress | None = None
     ) -> Transaction:
         """Revert a transaction (default: the newest not undone) as a new one; `progress` is
         told its stages (checking, preparing, backup, ledger, writing) with counts. Refused,
@@ -62,7 +65,7 @@ class Ledger(Part):
                 f"together: memtui undo {store.path} {tx_id} --with-later"
             ) from None
 
-    def later_changes(self, store: Store, tx_id: int) -> list[Transaction]:
+    def later_changes(self, store: MemoryStore, tx_id: int) -> list[Transaction]:
         """The later transactions that changed entries transaction `tx_id` touched (or that
         those changed in turn), newest first: undoing `tx_id` alone would overwrite them."""
         txs = store.transactions()
@@ -77,7 +80,7 @@ class Ledger(Part):
         return later[::-1]
 
     def undo_with_later(
-        self, store: Store, tx_id: int, progress: CommitProgress | None = None
+        self, store: MemoryStore, tx_id: int, progress: CommitProgress | None = None
     ) -> Transaction:
         """Undo transaction `tx_id` and the later ones that changed its entries since
         (`later_changes`) together, as one new transaction: each entry goes back to how it
@@ -112,14 +115,14 @@ class Ledger(Part):
         )
 
     def rollback(
-        self, store: Store, backup: str, progress: CommitProgress | None = None
+        self, store: MemoryStore, backup: str, progress: CommitProgress | None = None
     ) -> Transaction:
         """Make the store what backup `backup` holds, as one undoable transaction; `progress`
         is told its stages."""
         return store.rollback(backup, now=self.shared.now(), actor=Actor.USER, progress=progress)
 
     def rollback_from_copy(
-        self, store: Store, source: Path, progress: CommitProgress | None = None
+        self, store: MemoryStore, source: Path, progress: CommitProgress | None = None
     ) -> Transaction:
         """Make a PostgreSQL store what `memtui backup`'s copy `source` holds, as one undoable
         transaction; refused when `source` is not a copy of that table."""
@@ -132,10 +135,10 @@ class Ledger(Part):
             source, now=self.shared.now(), actor=Actor.USER, progress=progress
         )
 
-    def backups(self, store: Store) -> list[Backup]:
+    def backups(self, store: MemoryStore) -> list[Backup]:
         return store.backups()
 
-    def copy_table(self, store: Store, dest: Path) -> int:
+    def copy_table(self, store: MemoryStore, dest: Path) -> int:
         """A PostgreSQL store's whole table to a JSON Lines file (the Go records); file stores
         keep whole-file backups already."""
         if not isinstance(store, TableCopies):
@@ -146,7 +149,7 @@ class Ledger(Part):
         return store.dump(dest)
 
     def compact(
-        self, store: Store, *, keep: int | None = None, days: float | None = None
+        self, store: MemoryStore, *, keep: int | None = None, days: float | None = None
     ) -> Compaction:
         """Rewrite a native store's journal with changed fields only; with `keep` or `days`,
         move older transactions out of the store file into its sidecar (no longer undoable)."""

@@ -25,7 +25,8 @@ from textual.worker import Worker, WorkerState
 
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service import History, Service, Settings, Store
+from memtui.service import History, Service, Settings
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.tui import heap
 from memtui.tui.commands import MemtuiCommands, PaletteCommand
@@ -95,7 +96,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self.watch_interval = watch_interval
         self.config_path = config_path
         self.hint = hint
-        self.store: Store | None = None
+        self.store: MemoryStore | None = None
         self._last_key_time = -math.inf  # when the latest key was read (Question.swallows)
         self.history: History | None = None
         self.load_problem: str | None = None
@@ -333,7 +334,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
             for screen in self.screen_stack[1:]:
                 if isinstance(screen, FollowsReloads):
                     screen.store_reloaded(message.store)
-            self.notify(f"Reloaded {len(message.store):,} entries.", title="Store")
+            self.notify(f"Reloaded {len(message.store):,} entries.", title="MemoryStore")
             return
         if self.start_screen == "label":
             self.home.action_label()
@@ -344,7 +345,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
                 timeout=10,
             )
 
-    def _say_problems(self, store: Store) -> None:
+    def _say_problems(self, store: MemoryStore) -> None:
         """What `memtui doctor` would report (a ledger that lost transactions, a damaged
         sidecar), with what to do: memtui changes nothing in the store until it is repaired."""
         problems = self.service.stores.problems(store)

@@ -15,8 +15,10 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Select, Static
 
+from memtui.engine.similarity import METHODS
 from memtui.errors import MemtuiError
-from memtui.service import METHODS, Calibration, Service, Store
+from memtui.service import Calibration, Service
+from memtui.stores.protocol import MemoryStore
 from memtui.tui.chart import ChartData, ChartView, Series
 from memtui.tui.failures import GuardedHandlers
 
@@ -88,7 +90,7 @@ class CalibrationScreen(GuardedHandlers, Screen[None]):
     CalibrationScreen #calibration-text { height: auto; max-height: 50%; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, service: Service) -> None:
+    def __init__(self, store: MemoryStore, service: Service) -> None:
         super().__init__()
         self.store = store
         self.service = service

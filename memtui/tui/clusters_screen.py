@@ -21,9 +21,12 @@ from textual.widgets import Footer, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from memtui.engine.profiles import Profile
+from memtui.engine.similarity import METHODS
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service import METHODS, Profile, Service, Store
+from memtui.service import Service
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import literal, one_line
 from memtui.tui.chart import histogram
 from memtui.tui.failures import GuardedHandlers
@@ -119,7 +122,7 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
     ClustersScreen #members { width: 3fr; border-left: solid $panel; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, service: Service) -> None:
+    def __init__(self, store: MemoryStore, service: Service) -> None:
         super().__init__()
         self.store = store
         self.service = service

@@ -17,7 +17,10 @@ from textual.timer import Timer
 
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service import Backup, History, Service, Store, Transaction
+from memtui.service import History, Service
+from memtui.stores.backups import Backup
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.messages import CommitFailed, CommitStage, Committed, HistoryReady
@@ -54,7 +57,7 @@ class CommitFlow(App[None]):
     """Confirm, commit in a worker, report; the part of the app that changes the store."""
 
     service: Service
-    store: Store | None
+    store: MemoryStore | None
 
     def __init__(self) -> None:
         super().__init__()
@@ -84,7 +87,7 @@ class CommitFlow(App[None]):
         self,
         title: str,
         body: Text,
-        job: Callable[[Store], Transaction],
+        job: Callable[[MemoryStore], Transaction],
         note: Callable[[Transaction], str],
         *,
         close: bool = False,
@@ -106,7 +109,7 @@ class CommitFlow(App[None]):
         self,
         title: str,
         body: Text,
-        job: Callable[[Store, str | None], Transaction],
+        job: Callable[[MemoryStore, str | None], Transaction],
         note: Callable[[Transaction], str],
         *,
         close: bool = False,
@@ -132,7 +135,7 @@ class CommitFlow(App[None]):
 
     def start_commit(
         self,
-        job: Callable[[Store], Transaction],
+        job: Callable[[MemoryStore], Transaction],
         note: Callable[[Transaction], str],
         close: bool,
         working: str,
@@ -165,7 +168,10 @@ class CommitFlow(App[None]):
 
     @work(thread=True, exclusive=True, group="commit", exit_on_error=False)
     def run_commit(
-        self, job: Callable[[Store], Transaction], note: Callable[[Transaction], str], close: bool
+        self,
+        job: Callable[[MemoryStore], Transaction],
+        note: Callable[[Transaction], str],
+        close: bool,
     ) -> None:
         store = self.store
         if store is None:
@@ -181,7 +187,7 @@ class CommitFlow(App[None]):
         self.post_message(Committed(tx, note(tx), close))
         self.post_history(self.build_history(store))
 
-    def build_history(self, store: Store) -> History | str:
+    def build_history(self, store: MemoryStore) -> History | str:
         """The ledger's images for the detail pane (or why the ledger cannot be read); the
         store's ids indexed too (here, off the UI thread), so a merge preview allocates its
         id at once."""
@@ -282,7 +288,7 @@ class CommitFlow(App[None]):
             "undone."
         )
 
-        def job(store: Store) -> Transaction:
+        def job(store: MemoryStore) -> Transaction:
             return self.service.history.undo(store, tx.id, progress=self.commit_progress)
 
         self.confirm_commit(
@@ -311,7 +317,7 @@ class CommitFlow(App[None]):
             f"#{tx.id}. One transaction, with a backup; it can be undone."
         )
 
-        def job(store: Store) -> Transaction:
+        def job(store: MemoryStore) -> Transaction:
             return self.service.history.undo_with_later(store, tx.id, progress=self.commit_progress)
 
         self.confirm_commit(
@@ -329,7 +335,7 @@ class CommitFlow(App[None]):
             "(the current file is backed up first); it can be undone."
         )
 
-        def job(store: Store) -> Transaction:
+        def job(store: MemoryStore) -> Transaction:
             return self.service.history.rollback(store, backup.name, progress=self.commit_progress)
 
         self.confirm_commit(
@@ -349,7 +355,7 @@ class CommitFlow(App[None]):
             "with a backup; it can be undone."
         )
 
-        def job(store: Store) -> Transaction:
+        def job(store: MemoryStore) -> Transaction:
             return self.service.merges.restore(store, memory.id)
 
         self.confirm_commit(
@@ -362,7 +368,7 @@ class CommitFlow(App[None]):
 
 
 def _with_reason(
-    job: Callable[[Store, str | None], Transaction], reason: str | None, store: Store
+    job: Callable[[MemoryStore, str | None], Transaction], reason: str | None, store: MemoryStore
 ) -> Transaction:
     return job(store, reason)
 

@@ -21,8 +21,12 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from memtui.engine.decay import MODELS as DECAY_MODELS
+from memtui.engine.decay import DecayModel
+from memtui.engine.profiles import Profile
 from memtui.model import Memory, Status
-from memtui.service import DECAY_MODELS, DecayModel, Profile, Service, Store
+from memtui.service import Service
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.tui.chart import ChartData, ChartView, Series, histogram
 from memtui.tui.failures import GuardedHandlers
@@ -189,7 +193,7 @@ class DecayScreen(GuardedHandlers, Screen[None]):
     DecayScreen #going-title { height: auto; }
     """
 
-    def __init__(self, store: Store, memory: Memory | None, service: Service) -> None:
+    def __init__(self, store: MemoryStore, memory: Memory | None, service: Service) -> None:
         super().__init__()
         self.store = store
         self.memory = memory

@@ -16,7 +16,9 @@ from textual.widgets import Footer, Input, Label, Select, Static, TextArea
 
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service import EntryEdit, Service, Store, Transaction
+from memtui.service import EntryEdit, Service
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.tui.editable import shown, typed
 from memtui.tui.failures import GuardedHandlers
@@ -81,7 +83,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
 
     def __init__(
         self,
-        store: Store,
+        store: MemoryStore,
         service: Service,
         memory: Memory | None = None,
         *,
@@ -192,7 +194,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
             shown(", ".join(memory.tags)),
         )
 
-    def store_reloaded(self, store: Store) -> None:
+    def store_reloaded(self, store: MemoryStore) -> None:
         """The store was read again (ctrl+r): if this entry changed under the form, say so,
         show the new values in the fields not touched here, and ask again on ctrl+s."""
         self.store = store
@@ -294,7 +296,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
         body.append_text(change_lines(memory, after))
         body.append("\nOne transaction with a backup; u undoes it.", style="dim")
 
-        def job(store: Store, reason: str | None) -> Transaction:
+        def job(store: MemoryStore, reason: str | None) -> Transaction:
             tx = self.service.entries.edit(store, memory.id, edit, reason)
             if tx is None:
                 raise MemtuiError(f"{memory.id} already is as the form says")
@@ -327,7 +329,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
         body.append(shorten(one_line(draft.content), 300))
         body.append("\n\nOne transaction with a backup; u undoes it.", style="dim")
 
-        def job(store: Store, reason: str | None) -> Transaction:
+        def job(store: MemoryStore, reason: str | None) -> Transaction:
             return self.service.entries.add_memory(store, draft, reason)
 
         host(self).confirm_change(

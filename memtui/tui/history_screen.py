@@ -15,7 +15,10 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from memtui.errors import MemtuiError
-from memtui.service import Backup, Service, Store, Transaction
+from memtui.service import Service
+from memtui.stores.backups import Backup
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.times import format_iso
 from memtui.tui.diff import record_change, recorded_change
@@ -91,7 +94,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
     HistoryScreen #detail { width: 1fr; border-left: solid $panel; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, service: Service) -> None:
+    def __init__(self, store: MemoryStore, service: Service) -> None:
         super().__init__()
         self.store = store
         self.service = service

@@ -18,7 +18,8 @@ from textual.widgets import Footer, Header, Input, Static
 
 from memtui.errors import MemtuiError
 from memtui.model import Memory, Status
-from memtui.service import Store, Transaction
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.tui.calibration_screen import CalibrationScreen
 from memtui.tui.clusters_screen import ClustersScreen
@@ -178,7 +179,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
 
     # -- what the app tells this screen ---------------------------------------------------------
 
-    def show_store(self, store: Store, memories: list[Memory], reloaded: bool) -> None:
+    def show_store(self, store: MemoryStore, memories: list[Memory], reloaded: bool) -> None:
         """The store opened (or was read again): its entries in the table."""
         self.model.now = host(self).now()
         self.show_entries(memories)
@@ -213,7 +214,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         self.set_focus(None)  # keys go to the screen: q quits, ctrl+r reloads
         self.update_status()
 
-    def committed(self, tx: Transaction, store: Store) -> None:
+    def committed(self, tx: Transaction, store: MemoryStore) -> None:
         # marks were for a change to these entries: once changed, they are spent
         self.model.marked -= set(tx.memory_ids)
         self.show_entries(store.memories())
@@ -287,7 +288,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
 
     # -- filter ---------------------------------------------------------------------------------
 
-    def _needs_store(self) -> Store | None:
+    def _needs_store(self) -> MemoryStore | None:
         store = host(self).store
         if store is None:
             self.notify("The store is not open.", severity="warning")
@@ -443,7 +444,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
             body.append("It stays in the store, out of the agent's way; a again unarchives it. ")
         body.append("One transaction with a backup; u undoes it.", style="dim")
 
-        def job(store: Store, reason: str | None) -> Transaction:
+        def job(store: MemoryStore, reason: str | None) -> Transaction:
             return app.service.entries.set_status(store, current.id, status, reason)
 
         app.confirm_change(

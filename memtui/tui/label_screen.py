@@ -18,7 +18,9 @@ from textual.widgets import Footer, Static
 
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service import Label, LabelPair, Service, Store
+from memtui.service import LabelPair, Service
+from memtui.stores.labels import Label
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import literal, one_line
 from memtui.tui.calibration_screen import CalibrationScreen
 from memtui.tui.failures import GuardedHandlers
@@ -96,7 +98,7 @@ class LabelScreen(GuardedHandlers, Screen[None]):
     LabelScreen #scores { height: auto; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, service: Service) -> None:
+    def __init__(self, store: MemoryStore, service: Service) -> None:
         super().__init__()
         self.store = store
         self.service = service

@@ -17,7 +17,9 @@ from textual.widgets import Footer, Label, RadioButton, RadioSet, Static, TextAr
 
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service import Service, Store, Transaction
+from memtui.service import Service
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import literal, one_line
 from memtui.tui.editable import shown, typed
 from memtui.tui.failures import GuardedHandlers
@@ -110,7 +112,7 @@ class MergeScreen(GuardedHandlers, Screen[None]):
     """
 
     def __init__(
-        self, store: Store, members: list[Memory], service: Service, *, hidden: int = 0
+        self, store: MemoryStore, members: list[Memory], service: Service, *, hidden: int = 0
     ) -> None:
         super().__init__()
         self.hidden = hidden
@@ -270,7 +272,7 @@ class MergeScreen(GuardedHandlers, Screen[None]):
 
         report = host(self).commit_progress
 
-        def job(store: Store) -> Transaction:
+        def job(store: MemoryStore) -> Transaction:
             return self.service.merges.merge(
                 store, ids, strategy=strategy, content=content, new_id=shown_id, progress=report
             )

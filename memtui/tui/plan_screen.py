@@ -29,21 +29,14 @@ from textual.widgets import (
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
+from memtui.engine.kinds import KINDS
+from memtui.engine.plan import Action, Plan, closure
+from memtui.engine.planner import Cancelled
+from memtui.engine.profiles import PROFILE_NAMES, Profile
 from memtui.errors import MemtuiError
-from memtui.service import (
-    KINDS,
-    PROFILE_NAMES,
-    Action,
-    Cancelled,
-    LlmRequest,
-    Plan,
-    Profile,
-    Service,
-    Store,
-    Transaction,
-    closure,
-    plan_summary,
-)
+from memtui.service import LlmRequest, Service, plan_summary
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.tui.diff import record_change
 from memtui.tui.failures import GuardedHandlers
@@ -215,7 +208,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     PlanScreen #action-detail { width: 2fr; border-left: solid $panel; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, service: Service) -> None:
+    def __init__(self, store: MemoryStore, service: Service) -> None:
         super().__init__()
         self.store = store
         self.service = service
@@ -523,7 +516,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
 
         report = host(self).commit_progress
 
-        def job(store: Store) -> Transaction:
+        def job(store: MemoryStore) -> Transaction:
             return self.service.plans.apply(store, plan, chosen, progress=report)
 
         def note(tx: Transaction) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from memtui.service import Store
+from memtui.stores.protocol import MemoryStore
 
 
 @runtime_checkable
@@ -24,6 +24,6 @@ class FollowsCommits(Protocol):
 
 @runtime_checkable
 class FollowsReloads(Protocol):
-    def store_reloaded(self, store: Store) -> None:
+    def store_reloaded(self, store: MemoryStore) -> None:
         """The store was read again from its file (or table)."""
         ...
