@@ -33,7 +33,7 @@ from memtui.planfile.absorb_rows import (
     recipes,
     result_fingerprint,
 )
-from memtui.planfile.full import read_record
+from memtui.planfile.full import action_with, read_record
 from memtui.times import days_between
 
 COMPACT_VERSION = 2
@@ -406,9 +406,6 @@ def _expiry_row_action(row: Any, kind: str, rule: str, below: float) -> Action:
 
 
 def _compact_action_from_dict(raw: dict[str, Any]) -> Action:
-    targets = raw["targets"]
-    if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
-        raise ValueError("targets must be a list of ids")
     found = raw["found"]
     if not isinstance(found, list) or not all(
         isinstance(f, list) and len(f) == 2 and all(isinstance(x, str) for x in f) for f in found
@@ -423,23 +420,7 @@ def _compact_action_from_dict(raw: dict[str, Any]) -> Action:
         for c in changes.values()
     ):
         raise ValueError("changes must map ids to {field: [before, after]}")
-    scores = raw.get("scores") or {}
-    if not isinstance(scores, dict):
-        raise ValueError("scores must be an object")
-    return Action(
-        id=str(raw["id"]),
-        kind=str(raw["kind"]),
-        targets=targets,
-        before=[],
-        after=[],
-        rule=str(raw.get("rule", "")),
-        scores={str(k): float(v) for k, v in scores.items()},
-        reason=str(raw.get("reason", "")),
-        depends_on=[str(d) for d in raw.get("depends_on") or []],
-        needs_decision=bool(raw.get("needs_decision", False)),
-        actor=str(raw.get("actor", "plan")),
-        details=dict(raw.get("details") or {}),
-    )
+    return action_with(raw, [], [])
 
 
 class PlanMismatch(ValueError):

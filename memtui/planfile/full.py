@@ -54,6 +54,15 @@ def read_record(raw: Any) -> Memory:
 
 
 def action_from_dict(raw: dict[str, Any]) -> Action:
+    """An action of a version-1 file, with its records."""
+    return action_with(
+        raw, [read_record(m) for m in raw["before"]], [read_record(m) for m in raw["after"]]
+    )
+
+
+def action_with(raw: dict[str, Any], before: list[Memory], after: list[Memory]) -> Action:
+    """The action a file's `raw` fields describe, holding `before` and `after`; raises
+    ValueError (or KeyError, TypeError) naming what is damaged."""
     targets = raw["targets"]
     if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
         raise ValueError("targets must be a list of ids")
@@ -64,8 +73,8 @@ def action_from_dict(raw: dict[str, Any]) -> Action:
         id=str(raw["id"]),
         kind=str(raw["kind"]),
         targets=targets,
-        before=[read_record(m) for m in raw["before"]],
-        after=[read_record(m) for m in raw["after"]],
+        before=before,
+        after=after,
         rule=str(raw.get("rule", "")),
         scores={str(k): float(v) for k, v in scores.items()},
         reason=str(raw.get("reason", "")),
