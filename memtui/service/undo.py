@@ -22,15 +22,10 @@ class TableCopies(Protocol):
     """A store that copies its whole table to a file and rolls back to such a copy (the
     PostgreSQL store; a file store keeps whole-file backups instead)."""
 
-    def dump(self, dest: Path, *, now: datetime | None = None) -> int: ...
+    def dump(self, dest: Path) -> int: ...
 
     def rollback_from_copy(
-        self,
-        source: Path,
-        *,
-        now: datetime,
-        actor: str = "user",
-        progress: CommitProgress | None = None,
+        self, source: Path, *, now: datetime, actor: str, progress: CommitProgress | None
     ) -> Transaction: ...
 
 
