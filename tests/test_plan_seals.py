@@ -154,9 +154,8 @@ def test_an_absorb_row_with_its_keeper_swapped_is_refused(cli: Cli, tmp_path: Pa
     Path(os.environ["MEMTUI_CONFIG"]).write_text("[profiles.default]\nsubject_threshold = 1.0\n")
     plan = _plan(cli, store, path, "2")
     svc = Service()
-    made = svc.plans.load_plan(
-        str(path), svc.stores.open(store)
-    )  # the entries as the actions before it leave them
+    # the entries as the actions before it leave them
+    made = svc.plans.load_plan(str(path), svc.stores.open(store))
     # an absorb no later action builds on (a later one would be refused first, naming itself)
     later = {d for a in made.actions for d in a.depends_on}
     record, row = next(

@@ -146,9 +146,8 @@ def test_rollback_from_a_copy_of_the_table_restores_it_in_one_undoable_transacti
     ids = _seed(pg_dsn)
     svc = Service()
     store = svc.stores.open(pg_dsn)
-    svc.entries.set_status(
-        store, str(ids["a"]), Status.ARCHIVED
-    )  # a status only memtui's table holds
+    # a status only memtui's table holds
+    svc.entries.set_status(store, str(ids["a"]), Status.ARCHIVED)
     copy = tmp_path / "copy.jsonl"
     assert cli("backup", pg_dsn, copy).code == 0
     start = rows(pg_dsn)

@@ -83,9 +83,8 @@ def test_the_fast_read_gives_what_the_row_mapping_gives(pg_dsn: str) -> None:  #
     ids = _seed(pg_dsn)
     svc = Service()
     store = svc.stores.open(pg_dsn)
-    svc.entries.set_status(
-        store, str(ids["coffee"]), Status.ARCHIVED
-    )  # a status in memtui's side table
+    # a status in memtui's side table
+    svc.entries.set_status(store, str(ids["coffee"]), Status.ARCHIVED)
     again = svc.stores.open(pg_dsn)
     table = rows(pg_dsn)
     sides = {str(ids["coffee"]): Side(Status.ARCHIVED.value)}
