@@ -5,7 +5,7 @@ implementation in the same run, at growing store sizes so the growth is visible.
                                 [--no-baseline]
 
 For each size: a native store of realistic demo entries (one user), its plan, then
-- apply: `curate.apply_plan` with every pre-approved action, with memtui's indexed action lookup
+- apply: `apply_plan` with every pre-approved action, with memtui's indexed action lookup
   and with the previous linear scan per lookup (the baseline; `--no-baseline` skips it);
 - apply + progress: the same apply with a progress callback (a counter), to show that being
   watched costs nothing per entry (`calls`: how often the callback ran);
@@ -28,12 +28,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memtui import curate
 from memtui.demo import make_demo_memories
 from memtui.engine.plan import Action, Plan, plan_changes
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import get_profile
 from memtui.errors import MemtuiError
+from memtui.service.plans import apply_plan
 from memtui.stores import Change, create_native_store, open_store
 from memtui.stores.progress import CommitProgress
 
@@ -81,7 +81,7 @@ def one_size(
         shutil.copyfile(source, path)
         target = open_store(str(path))
         plan.store = str(target.path)
-        return timed(lambda: curate.apply_plan(target, plan, approved, now=NOW, progress=progress))
+        return timed(lambda: apply_plan(target, plan, approved, now=NOW, progress=progress))
 
     before = float("nan")
     if baseline:

@@ -52,12 +52,12 @@ def timing(sizes: list[int]) -> None:
         try:
             path = folder / "store.json"
             create_native_store(path, demo, now=FIXED, kind="demo", reason="bench")
-            store = svc.open(path, warn=False)
-            profile = svc.profile(store, "default")
+            store = svc.stores.open(path, warn=False)
+            profile = svc.profiles.profile(store, "default")
             runs = [("lexical", False), ("embed cold", True), ("embed warm", True)]
             for name, embed in runs:
                 start = time.perf_counter()
-                plan = svc.plan(store, profile, embeddings=embed)
+                plan = svc.plans.plan(store, profile, embeddings=embed)
                 seconds = time.perf_counter() - start
                 similarity = plan.params["similarity"]["method"]
                 print(

@@ -7,7 +7,7 @@ side in one run, each as a whole `memtui plan` process (start-up included; peak 
 
 For each profile: `memtui plan STORE --out F` and `memtui plan STORE --out F --json`, with
 `--plan-version 1` (the previous writer) and the default version 2; then reading the v2 file
-back against the store (`read_plan` + `check_plan_fits`).
+back against the store (`planfile.load`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pairs_bench import make_store, memtui, run
 
-from memtui import curate
+from memtui import planfile
 from memtui.stores import open_store
 
 
@@ -65,8 +65,7 @@ def main() -> None:
                 print(f"{profile:<9} {label:<12} {'  '.join(cells)}")
             v2 = folder / f"plan-{profile}-2.json"
             start = time.perf_counter()
-            plan = curate.read_plan(str(v2))
-            curate.check_plan_fits(open_store(store), plan)
+            plan = planfile.load(str(v2), open_store(store), None)
             print(
                 f"{profile:<9} read v2 back against the store: {time.perf_counter() - start:.1f} s,"
                 f" {len(plan.actions):,} actions"

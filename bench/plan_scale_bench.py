@@ -9,8 +9,8 @@ whole process (start-up included; peak memory from /usr/bin/time; CPU = user + s
 1. `memtui plan STORE --profile longterm|default --out F` and the same with `--json`
    (stdout to /dev/null), on ENTRIES entries of USERS users;
 2. `memtui plan STORE --profile pi --out F` on a PI_ENTRIES-entry pi-format store;
-3. reading each version's own version-2 file back against its store (`read_plan` +
-   `check_plan_fits`), in a process of its own.
+3. reading each version's own version-2 file back against its store (`planfile.load`), in a
+   process of its own.
 The plans of both must be the same: the files byte for byte or, where the file layout changed
 (bulk expiry rows), every action's full records, reasons and scores as read back.
 
@@ -35,8 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pairs_bench import ENV, ROOT, make_store
 
 _READ_BACK = (
-    "import gc, sys; gc.disable(); from memtui import curate; from memtui.stores import open_store;"
-    "plan = curate.read_plan(sys.argv[2]); curate.check_plan_fits(open_store(sys.argv[1]), plan)"
+    "import gc, sys; gc.disable(); from memtui import planfile;"
+    "from memtui.stores import open_store;"
+    "plan = planfile.load(sys.argv[2], open_store(sys.argv[1]), None)"
 )
 _DIGEST = (
     _READ_BACK + "; import hashlib, orjson;"
@@ -159,7 +160,7 @@ def bench(folder: Path, before: Path, args: argparse.Namespace) -> None:
                 )
                 for source, plan in zip((before, ROOT), files, strict=True)
             ]
-            print(f"{'  read back + check_plan_fits':<44} {back[0]:>22} {back[1]:>22}", flush=True)
+            print(f"{'  read back + planfile.load':<44} {back[0]:>22} {back[1]:>22}", flush=True)
 
 
 if __name__ == "__main__":

@@ -195,7 +195,10 @@ def main() -> None:
         store: PgStore = timed("open: PgStore.open (in this process)", lambda: PgStore.open(dsn))
         assert len(store) == args.size
         if not args.skip_plan:
-            plan = timed("plan (longterm profile)", lambda: svc.plan(store, svc.profile(store)))
+            plan = timed(
+                "plan (longterm profile)",
+                lambda: svc.plans.plan(store, svc.profiles.profile(store)),
+            )
             print(f"    {len(plan.actions):,} actions")
         timed(
             "the TUI's poll, exact (scans the table; 1st, then every 10th)", store.changed_on_disk

@@ -52,8 +52,9 @@ sys.path.insert(0, str(ROOT))
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
 from bench.pairs_bench import NOW, make_store
-from memtui.service import Store, Transaction
 from memtui.stores import Change
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.tui import heap, make_app
 from memtui.tui.app import MemtuiApp
 from memtui.tui.merge_screen import MergeScreen
@@ -161,7 +162,7 @@ async def commit_edits(app: MemtuiApp, pilot: Any, count: int, touch: int | None
     decay plan does."""
     for n in range(count):
 
-        def job(store: Store, n: int = n) -> Transaction:
+        def job(store: MemoryStore, n: int = n) -> Transaction:
             changes = [
                 Change(m, m.with_(importance=round(m.importance * 0.9, 6) or 0.5 + n / 100))
                 for m in store.memories()[:touch]

@@ -27,17 +27,19 @@ from memtui.cli_common import (
     redecode_text,
     usage_checked,
 )
+from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
 from memtui.model import STATUS_SYMBOL
-from memtui.service import DEFAULT_DEMO_SIZE, DEMO_MAX_SIZE, EXPORT_FORMATS, EntryEdit, Service
+from memtui.service import DEMO_MAX_SIZE, EntryEdit, Service
+from memtui.stores.transfer import EXPORT_FORMATS
 from memtui.textsafe import literal, one_line
 from memtui.times import format_iso
 from memtui.views import (
     age_text,
     backup_record,
     counted,
-    entries,
+    entry_count,
     memory_record,
     parse_statuses,
     select,
@@ -65,7 +67,7 @@ def cmd_demo(args: argparse.Namespace, svc: Service) -> int:
     if args.format == "hermes":
         if args.size is not None or args.seed is not None:
             raise UsageError("--size and --seed make the native demo; the Hermes demo is fixed")
-        store = svc.hermes_demo(path, fresh=args.fresh)
+        store = svc.stores.hermes_demo(path, fresh=args.fresh)
         print(
             f"demo store: {store.path} ({len(store)} entries, hermes format; "
             f"USER.md beside it: memtui {store.path.with_name('USER.md')})"
@@ -75,10 +77,10 @@ def cmd_demo(args: argparse.Namespace, svc: Service) -> int:
             raise UsageError(
                 "--size and --seed make the native demo; the Claude Code demo is fixed"
             )
-        store = svc.claude_demo(path, fresh=args.fresh)
+        store = svc.stores.claude_demo(path, fresh=args.fresh)
         print(f"demo store: {store.path} ({len(store)} memory files, claude-code format)")
     else:
-        store = svc.demo(path, size=args.size, seed=args.seed, fresh=args.fresh)
+        store = svc.stores.demo(path, size=args.size, seed=args.seed, fresh=args.fresh)
         print(f"demo store: {store.path} ({len(store)} entries, native format)")
     if args.no_tui:
         return 0
@@ -89,7 +91,7 @@ def cmd_label(args: argparse.Namespace, svc: Service) -> int:
     """`memtui label STORE` opens the labelling screen; with ids (and a verdict) it labels."""
     if args.ids or args.same or args.different:
         return cli_curate.cmd_label(args, svc)
-    return _run_tui(str(svc.open(args.store).path), svc, start_screen="label")
+    return _run_tui(str(svc.stores.open(args.store).path), svc, start_screen="label")
 
 
 def _to_the_second(iso: str) -> str:
@@ -98,7 +100,7 @@ def _to_the_second(iso: str) -> str:
 
 
 def cmd_stats(args: argparse.Namespace, svc: Service) -> int:
-    store = svc.open(args.store)
+    store = svc.stores.open(args.store)
     stats = store_stats(store)
     since = cli_outside.look(svc, store)
     if args.json:
@@ -130,7 +132,7 @@ def cmd_stats(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_list(args: argparse.Namespace, svc: Service) -> int:
-    store = svc.open(args.store)
+    store = svc.stores.open(args.store)
     if args.limit is not None and args.limit < 0:
         raise UsageError("--limit must be 0 or more")
     statuses = usage_checked(lambda: parse_statuses(args.status))
@@ -163,7 +165,7 @@ def cmd_list(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_show(args: argparse.Namespace, svc: Service) -> int:
-    store = svc.open(args.store)
+    store = svc.stores.open(args.store)
     memory = store.find(args.id)
     touching = [tx for tx in store.transactions() if args.id in tx.memory_ids]
     if memory is None:
@@ -205,8 +207,8 @@ def cmd_add(args: argparse.Namespace, svc: Service) -> int:
     check_fraction("--importance", args.importance)
     if not args.content.strip():
         raise UsageError("the content must not be empty")
-    store = svc.open(args.store)
-    memory = svc.new_memory(
+    store = svc.stores.open(args.store)
+    memory = svc.entries.new_memory(
         store,
         args.content,
         category=args.category,
@@ -214,7 +216,7 @@ def cmd_add(args: argparse.Namespace, svc: Service) -> int:
         tags=_split_tags(args.tags or ""),
         user_id=args.user,
     )
-    tx = svc.add_memory(store, memory, args.reason)
+    tx = svc.entries.add_memory(store, memory, args.reason)
     if args.json:
         emit_json(transaction_detail(tx))
         return 0
@@ -235,9 +237,9 @@ def cmd_edit(args: argparse.Namespace, svc: Service) -> int:
     check_fraction("--importance", args.importance)
     if args.content is not None and not args.content.strip():
         raise UsageError("--content must not be empty")
-    store = svc.open(args.store)
+    store = svc.stores.open(args.store)
     edit = EntryEdit(args.content, args.importance, tags, status)
-    tx = svc.edit(store, args.id, edit, args.reason)
+    tx = svc.entries.edit(store, args.id, edit, args.reason)
     if tx is None:
         print(f"{args.id}: nothing to change", file=sys.stderr)
         return 0
@@ -255,7 +257,7 @@ def cmd_edit(args: argparse.Namespace, svc: Service) -> int:
 def cmd_history(args: argparse.Namespace, svc: Service) -> int:
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be 1 or more")
-    store = svc.open(args.store)
+    store = svc.stores.open(args.store)
     undone = store.undone()
     history = cli_outside.with_outside_events(svc, store, store.history())
     if args.limit is not None:
@@ -272,7 +274,7 @@ def cmd_history(args: argparse.Namespace, svc: Service) -> int:
 
 def _tx_line(tx: Any, undone_by: int | None) -> str:
     when = format_iso(tx.at.replace(microsecond=0))
-    touched = entries(len(tx.changes))
+    touched = entry_count(len(tx.changes))
     tail = f"  [undone by {undone_by}]" if undone_by else ""
     return (
         f"{tx.id:>5}  {when}  {tx.actor:<5} {tx.kind:<9} {touched:<11} {one_line(tx.reason)}{tail}"
@@ -280,20 +282,20 @@ def _tx_line(tx: Any, undone_by: int | None) -> str:
 
 
 def cmd_undo(args: argparse.Namespace, svc: Service) -> int:
-    store = svc.open(args.store)
+    store = svc.stores.open(args.store)
     if args.with_later:
         if args.tx is None:
             raise UsageError(
                 "--with-later needs the transaction id: memtui undo STORE N --with-later"
             )
-        tx = svc.undo_with_later(store, args.tx)
+        tx = svc.history.undo_with_later(store, args.tx)
     else:
-        tx = svc.undo(store, args.tx)
+        tx = svc.history.undo(store, args.tx)
     if args.json:
         emit_json(transaction_detail(tx))
         return 0
     undid = tx.reason.removeprefix("undo of ") if args.with_later else f"transaction {tx.undoes}"
-    print(f"undid {undid} as transaction {tx.id}: {entries(len(tx.changes))} restored")
+    print(f"undid {undid} as transaction {tx.id}: {entry_count(len(tx.changes))} restored")
     print(f"redo with: memtui undo {store.path} {tx.id}")
     return 0
 
@@ -303,8 +305,8 @@ def cmd_compact(args: argparse.Namespace, svc: Service) -> int:
         raise UsageError("--keep must be at least 1 (transaction ids go on from the newest)")
     if args.days is not None and args.days < 0:
         raise UsageError("--days cannot be negative")
-    store = svc.open(args.store)
-    done = svc.compact(store, keep=args.keep, days=args.days)
+    store = svc.stores.open(args.store)
+    done = svc.history.compact(store, keep=args.keep, days=args.days)
     if args.json:
         emit_json(done.to_dict())
         return 0
@@ -319,8 +321,8 @@ def cmd_compact(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_backups(args: argparse.Namespace, svc: Service) -> int:
-    store = svc.open(args.store)
-    backups = svc.backups(store)
+    store = svc.stores.open(args.store)
+    backups = svc.history.backups(store)
     if args.json:
         emit_json([backup_record(b) for b in backups])
         return 0
@@ -332,9 +334,9 @@ def cmd_backups(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_backup(args: argparse.Namespace, svc: Service) -> int:
-    store = svc.open(args.store)
+    store = svc.stores.open(args.store)
     dest = Path(args.dest).expanduser()
-    count = svc.copy_table(store, dest)
+    count = svc.history.copy_table(store, dest)
     print(f"copied {count} rows of {store.path} to {dest} (Go records, JSON Lines)")
     return 0
 
@@ -342,11 +344,11 @@ def cmd_backup(args: argparse.Namespace, svc: Service) -> int:
 def cmd_rollback(args: argparse.Namespace, svc: Service) -> int:
     if (args.backup is None) == (args.source is None):
         raise UsageError("give a backup name or --from FILE (one of them)")
-    store = svc.open(args.store)
+    store = svc.stores.open(args.store)
     if args.source is not None:
-        tx = svc.rollback_from_copy(store, Path(args.source).expanduser())
+        tx = svc.history.rollback_from_copy(store, Path(args.source).expanduser())
     else:
-        tx = svc.rollback(store, args.backup)
+        tx = svc.history.rollback(store, args.backup)
     if args.json:
         emit_json(transaction_detail(tx))
         return 0
@@ -360,16 +362,16 @@ def cmd_rollback(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_import(args: argparse.Namespace, svc: Service) -> int:
-    source = svc.open(args.src)
+    source = svc.stores.open(args.src)
     dest = Path(args.dest).expanduser()
-    store = svc.import_store(source, dest)
+    store = svc.stores.import_store(source, dest)
     print(f"imported {len(store)} entries from {source.format_name} store into {dest} (native)")
     return 0
 
 
 def cmd_export(args: argparse.Namespace, svc: Service) -> int:
-    store = svc.open(args.store)
-    report = svc.export(store, Path(args.dest).expanduser(), args.format)
+    store = svc.stores.open(args.store)
+    report = svc.stores.export(store, Path(args.dest).expanduser(), args.format)
     print(f"exported {report.written} entries to {report.path} ({report.format})")
     if report.dropped:
         print(
@@ -384,15 +386,15 @@ def cmd_export(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace, svc: Service) -> int:
-    store = svc.open(args.store, warn=False)
-    problems = svc.problems(store)
-    if (problems or svc.leftovers(store)) and args.fix:
-        for line in svc.repair(store):
+    store = svc.stores.open(args.store, warn=False)
+    problems = svc.stores.problems(store)
+    if (problems or svc.stores.leftovers(store)) and args.fix:
+        for line in svc.stores.repair(store):
             print(literal(line))
-        store = svc.open(args.store, warn=False)
-        problems = svc.problems(store)
-    leftovers = svc.leftovers(store)
-    for line in svc.findings(store):
+        store = svc.stores.open(args.store, warn=False)
+        problems = svc.stores.problems(store)
+    leftovers = svc.stores.leftovers(store)
+    for line in svc.stores.findings(store):
         print(f"finding: {literal(line)}")
     for line in leftovers:
         print(f"leftover: {literal(line)}")
@@ -439,7 +441,7 @@ def _run_tui(store: str | None, svc: Service, start_screen: str | None = None) -
     problems = check_keymap(svc.settings)
     if problems:
         raise UsageError("\n".join(f"memtui: {p}" for p in problems).removeprefix("memtui: "))
-    shown = svc.shown_location(store) if store else None
+    shown = svc.stores.shown_location(store) if store else None
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         target = shown or "STORE"
         print(
@@ -626,7 +628,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "stands as reported",
                     file=sys.stderr,
                 )
-            for line in svc.sidecar_warnings():
+            for line in svc.stores.sidecar_warnings():
                 print(line, file=sys.stderr)
         return code
     except UsageError as e:

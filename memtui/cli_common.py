@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 
 from memtui.errors import MemtuiError
 from memtui.jsonout import dumps_text
-from memtui.service import Store, Transaction
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import json_safe, one_line, redecoded
 
 
@@ -63,7 +64,7 @@ def readable_output() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
-def print_done(what: str, store: Store, tx: Transaction) -> None:
+def print_done(what: str, store: MemoryStore, tx: Transaction) -> None:
     """What a change did, then how to undo it."""
     print(what)
     print(f"undo with: memtui undo {store.path} {tx.id}")

@@ -13,24 +13,18 @@ from pathlib import Path
 
 from memtui import cli_outside
 from memtui.cli_common import UsageError, check_fraction, emit_json, print_done, usage_checked
+from memtui.engine.calibration import DEFAULT_TARGET_PRECISION
+from memtui.engine.decay import MODELS as DECAY_MODELS
+from memtui.engine.profiles import PROFILE_NAMES
+from memtui.engine.similarity import METHODS
 from memtui.model import Status
-from memtui.service import (
-    CALIBRATION_METHODS,
-    DECAY_MODELS,
-    DEFAULT_TARGET_PRECISION,
-    METHODS,
-    PROFILE_NAMES,
-    CommitProgress,
-    LlmRequest,
-    Service,
-    parse_time,
-    plan_summary,
-)
+from memtui.service import CALIBRATION_METHODS, LlmRequest, Service, parse_time, plan_summary
+from memtui.stores.progress import CommitProgress
 from memtui.textsafe import json_safe, one_line
 from memtui.views import (
     action_subject,
     counted,
-    entries,
+    entry_count,
     kind_counts,
     memory_record,
     shorten,
@@ -44,7 +38,7 @@ def _ids(text: str | None) -> list[str] | None:
 
 def cmd_sim(args: argparse.Namespace, svc: Service) -> int:
     methods = list(METHODS) if args.method == "all" else [args.method]
-    scores = {m: svc.similarity(args.a, args.b, m) for m in methods}
+    scores = {m: svc.profiles.similarity(args.a, args.b, m) for m in methods}
     if args.json:
         emit_json({"a": args.a, "b": args.b, "scores": scores})
     elif len(scores) == 1:
@@ -59,8 +53,8 @@ def cmd_pairs(args: argparse.Namespace, svc: Service) -> int:
     check_fraction("--threshold", args.threshold, zero=False)
     if args.limit is not None and args.limit < 0:
         raise UsageError("--limit must be 0 or more")
-    store = svc.open(args.store)
-    pairs, method, threshold = svc.pairs(store, args.method, args.threshold)
+    store = svc.stores.open(args.store)
+    pairs, method, threshold = svc.profiles.pairs(store, args.method, args.threshold)
     if args.limit is not None:
         pairs = pairs[: args.limit]
     if args.json:
@@ -78,21 +72,21 @@ def cmd_pairs(args: argparse.Namespace, svc: Service) -> int:
 
 def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
     now = usage_checked(lambda: parse_time(args.now, "--now")) if args.now else None
-    store = svc.open(args.store)
-    profile = svc.profile(store, args.profile)
-    plan = svc.plan(store, profile, now=now, embeddings=args.embed)
+    store = svc.stores.open(args.store)
+    profile = svc.profiles.profile(store, args.profile)
+    plan = svc.plans.plan(store, profile, now=now, embeddings=args.embed)
     for line in svc.notices():
         print(line, file=sys.stderr)
     if args.llm or args.llm_strategy:
         request = LlmRequest(_ids(args.llm_strategy) or (), args.llm_url, args.llm_model)
-        plan = svc.improve_plan(plan, store, profile, request)
+        plan = svc.plans.improve_plan(plan, store, profile, request)
     if args.out:
-        svc.write_plan(plan, args.out, args.plan_version or 2)
+        svc.plans.write_plan(plan, args.out, args.plan_version or 2)
     if args.json:
         if args.plan_version == 1:  # as earlier memtui printed it
             emit_json(plan.to_dict())
         else:  # whole records unless version 2 is asked for
-            for part in svc.plan_json_parts(plan, args.plan_version or 1):
+            for part in svc.plans.plan_json_parts(plan, args.plan_version or 1):
                 sys.stdout.write(json_safe(part.decode("utf-8", "surrogatepass")))
             sys.stdout.write("\n")
         return 0
@@ -135,9 +129,8 @@ def _progress_line() -> Iterator[CommitProgress | None]:
 def cmd_apply(args: argparse.Namespace, svc: Service) -> int:
     if not args.yes and (sys.stdin is None or not sys.stdin.isatty()):
         raise UsageError("apply asks before it writes, and no terminal is there to ask: add --yes")
-    store = svc.open(args.store)
-    plan = svc.read_plan(args.plan)
-    svc.check_plan_fits(store, plan)
+    store = svc.stores.open(args.store)
+    plan = svc.plans.load_plan(args.plan, store)
     approved = _ids(args.only) or plan.default_approved()
     skip = set(_ids(args.skip) or [])
     approved = [a for a in approved if a not in skip]
@@ -148,7 +141,7 @@ def cmd_apply(args: argparse.Namespace, svc: Service) -> int:
     what = kind_counts(kinds)
     if not args.yes:
         answer = input(
-            f"apply {len(approved)} actions ({what}): {entries(touched)} touched, "
+            f"apply {len(approved)} actions ({what}): {entry_count(touched)} touched, "
             "a backup is kept. Continue? [y/N] "
         )
         if answer.strip().lower() not in ("y", "yes"):
@@ -156,7 +149,7 @@ def cmd_apply(args: argparse.Namespace, svc: Service) -> int:
             return 1
     before = sum(1 for m in store.memories() if m.visible)
     with _progress_line() as progress:
-        tx = svc.apply(store, plan, approved, progress)
+        tx = svc.plans.apply(store, plan, approved, progress)
     after = sum(1 for m in store.memories() if m.visible)
     if args.json:
         emit_json(transaction_record(tx))
@@ -181,8 +174,8 @@ def cmd_apply(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_merge(args: argparse.Namespace, svc: Service) -> int:
-    store = svc.open(args.store)
-    tx = svc.merge(store, args.ids, strategy=args.strategy, content=args.content)
+    store = svc.stores.open(args.store)
+    tx = svc.merges.merge(store, args.ids, strategy=args.strategy, content=args.content)
     merged = store.get(tx.details["merged"]) if store.find(tx.details["merged"]) else None
     if args.json:
         emit_json(
@@ -192,7 +185,7 @@ def cmd_merge(args: argparse.Namespace, svc: Service) -> int:
             }
         )
         return 0
-    said = f"merged {entries(len(args.ids))} into {tx.details['merged']} (transaction {tx.id})"
+    said = f"merged {entry_count(len(args.ids))} into {tx.details['merged']} (transaction {tx.id})"
     if merged is not None:
         said += f"\n  {one_line(merged.content)}"
     print_done(said, store, tx)
@@ -200,8 +193,8 @@ def cmd_merge(args: argparse.Namespace, svc: Service) -> int:
 
 
 def cmd_supersede(args: argparse.Namespace, svc: Service) -> int:
-    store = svc.open(args.store)
-    tx = svc.supersede(store, args.old, args.new, args.reason or "")
+    store = svc.stores.open(args.store)
+    tx = svc.merges.supersede(store, args.old, args.new, args.reason or "")
     print_done(f"{args.new} now supersedes {args.old} (transaction {tx.id})", store, tx)
     return 0
 
@@ -211,15 +204,15 @@ def cmd_restore(args: argparse.Namespace, svc: Service) -> int:
         return cli_outside.cmd_restore_outside(args, svc)
     if args.id is None:
         raise UsageError("give the entry id to restore, or --outside ID / --since DATE")
-    store = svc.open(args.store)
-    tx = svc.restore(store, args.id)
+    store = svc.stores.open(args.store)
+    tx = svc.merges.restore(store, args.id)
     print_done(f"{tx.reason} (transaction {tx.id})", store, tx)
     return 0
 
 
 def cmd_chain(args: argparse.Namespace, svc: Service) -> int:
-    store = svc.open(args.store)
-    chain = svc.lineage(store, args.id)
+    store = svc.stores.open(args.store)
+    chain = svc.merges.lineage(store, args.id)
     if args.json:
         emit_json(chain.to_dict())
         return 0
@@ -246,9 +239,9 @@ def cmd_chain(args: argparse.Namespace, svc: Service) -> int:
 def cmd_decay(args: argparse.Namespace, svc: Service) -> int:
     if args.days < 1 or args.days > 36500:
         raise UsageError("--days must be between 1 and 36500")
-    store = svc.open(args.store)
-    profile = svc.profile(store)
-    decay = svc.decay_model(profile, args.model, store)
+    store = svc.stores.open(args.store)
+    profile = svc.profiles.profile(store)
+    decay = svc.profiles.decay_model(profile, args.model, store)
     line = profile.archive_line if profile.archive_line is not None else profile.expire_below
     now = svc.now()
     if args.id:
@@ -324,23 +317,23 @@ def cmd_label(args: argparse.Namespace, svc: Service) -> int:
         raise UsageError("a label needs two or more ids (or none: the labelling screen)")
     if args.same == args.different:
         raise UsageError("say --same (one memory) or --different")
-    store = svc.open(args.store)
+    store = svc.stores.open(args.store)
     if args.different and len(args.ids) > 2:  # no two of them are one memory, as `n` on a cluster
-        labels = svc.label_groups(store, [list(p) for p in combinations(args.ids, 2)], False)
+        labels = svc.labels.label_groups(store, [list(p) for p in combinations(args.ids, 2)], False)
         print(f"labelled {len(labels)} pairs of {len(args.ids)} entries: not the same memory")
         return 0
-    label = svc.label(store, args.ids, same=args.same)
+    label = svc.labels.label(store, args.ids, same=args.same)
     verdict = "the same memory" if label.same else "not the same memory"
     print(f"labelled {', '.join(one_line(i) for i in label.ids)}: {verdict}")
     return 0
 
 
 def cmd_labels(args: argparse.Namespace, svc: Service) -> int:
-    store = svc.open(args.store)
-    labels = svc.labels(store)
+    store = svc.stores.open(args.store)
+    labels = svc.labels.labels(store)
     records = [label.to_dict() for label in labels]
     if args.export:
-        svc.export_labels(labels, Path(args.export).expanduser())
+        svc.labels.export_labels(labels, Path(args.export).expanduser())
         print(f"exported {len(labels)} labels to {args.export}", file=sys.stderr)
     if args.json:
         emit_json(records)
@@ -357,9 +350,9 @@ def cmd_labels(args: argparse.Namespace, svc: Service) -> int:
 def cmd_calibrate(args: argparse.Namespace, svc: Service) -> int:
     if args.precision is not None and not 0.0 < args.precision <= 1.0:
         raise UsageError(f"the precision target must be in (0, 1], got {args.precision:g}")
-    store = svc.open(args.store)
+    store = svc.stores.open(args.store)
     methods = [args.method] if args.method else None
-    report = svc.calibrate(store, methods, args.precision)
+    report = svc.calibration.calibrate(store, methods, args.precision)
     if args.json:
         emit_json(report.to_dict())
         return 0

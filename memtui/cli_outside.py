@@ -13,8 +13,10 @@ from typing import Any
 
 from memtui.cli_common import UsageError, emit_json, print_done
 from memtui.errors import MemtuiError
-from memtui.service import Service, Store, Transaction, parse_time
-from memtui.service.outside import AGENT, OutsideChange, OutsideService, SinceLooked, counts
+from memtui.service import Service, parse_time
+from memtui.service.outside import AGENT, OutsideChange, SinceLooked, counts
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import literal, one_line
 from memtui.times import format_iso
 
@@ -35,9 +37,9 @@ def change_record(c: OutsideChange) -> dict[str, Any]:
 
 
 def cmd_outside(args: argparse.Namespace, svc: Service) -> int:
-    store = svc.open(args.store)
+    store = svc.stores.open(args.store)
     since = parse_time(args.since, "--since") if args.since else None
-    changes = OutsideService(svc).changes(store, since=since, looked=not args.all and not since)
+    changes = svc.outside.changes(store, since=since, looked=not args.all and not since)
     if args.json:
         emit_json([change_record(c) for c in changes])
         return 0
@@ -56,10 +58,10 @@ def cmd_outside(args: argparse.Namespace, svc: Service) -> int:
 def cmd_watch(args: argparse.Namespace, svc: Service) -> int:
     if args.poll <= 0:
         raise UsageError("--poll must be more than 0 seconds")
-    stores = [svc.open(s) for s in args.stores]
+    stores = [svc.stores.open(s) for s in args.stores]
     stop = threading.Event()
 
-    def report(store: Store, event: Transaction) -> None:
+    def report(store: MemoryStore, event: Transaction) -> None:
         if args.json:
             record: dict[str, Any] = {
                 "store": str(store.path),
@@ -87,7 +89,7 @@ def cmd_watch(args: argparse.Namespace, svc: Service) -> int:
     stopping = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     before = {s: signal.signal(s, stop_now) for s in stopping}
     try:
-        OutsideService(svc).watch(stores, stop, report, ready=ready, poll=args.poll)
+        svc.outside.watch(stores, stop, report, ready=ready, poll=args.poll)
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
@@ -118,9 +120,9 @@ def cmd_restore_outside(args: argparse.Namespace, svc: Service) -> int:
         raise UsageError("give an entry id, or --outside ID / --since DATE, not both")
     if args.outside and args.since:
         raise UsageError("give --outside ID or --since DATE, not both")
-    store = svc.open(args.store)
+    store = svc.stores.open(args.store)
     since = parse_time(args.since, "--since") if args.since else None
-    tx = OutsideService(svc).restore(store, args.outside or (), since=since)
+    tx = svc.outside.restore(store, args.outside or (), since=since)
     print_done(f"{tx.reason} (transaction {tx.id})", store, tx)
     return 0
 
@@ -137,11 +139,11 @@ def add_restore_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def look(svc: Service, store: Store) -> SinceLooked | None:
+def look(svc: Service, store: MemoryStore) -> SinceLooked | None:
     """What the agent changed since the person last looked (now they have); None also where
     the record cannot be kept (a read-only folder): the command works all the same."""
     try:
-        return OutsideService(svc).look(store)
+        return svc.outside.look(store)
     except (MemtuiError, OSError):
         return None
 
@@ -154,10 +156,10 @@ def stats_fields(since: SinceLooked | None) -> dict[str, Any]:
     }
 
 
-def with_outside_events(svc: Service, store: Store, history: list[Transaction]) -> list[Any]:
+def with_outside_events(svc: Service, store: MemoryStore, history: list[Transaction]) -> list[Any]:
     """memtui's transactions (newest first) with the agent's outside events among them (what
     the agent changed since memtui last saw the store recorded first)."""
-    outside = OutsideService(svc)
+    outside = svc.outside
     try:
         outside.catch_up(store)
         events = outside.events(store, archived=True)

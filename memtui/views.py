@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from memtui.engine.kinds import kind_of
 from memtui.errors import MemtuiError
 from memtui.model import MEMORY_FIELDS, Memory, Status
 from memtui.stores import Backup, MemoryStore, Store, Transaction
@@ -176,12 +177,13 @@ def kind_counts(kinds: Iterable[str]) -> str:
     return ", ".join(f"{kind} {n}" for kind, n in counts.items())
 
 
-def entries(n: int) -> str:
+def entry_count(n: int) -> str:
+    """ "1 entry", "3 entries"."""
     return f"{n} entr{'y' if n == 1 else 'ies'}"
 
 
 def counted(n: int, noun: str) -> str:
-    """ "1 transaction", "3 transactions" (`entries` for entry)."""
+    """ "1 transaction", "3 transactions" (`entry_count` for entry)."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
@@ -190,13 +192,14 @@ def shorten(text: str, width: int) -> str:
 
 
 def action_subject(action: Action) -> str:
-    """What an action is about, as its content: the wording a merge or absorb keeps, both
-    entries of a conflict or supersede, else the entry it changes."""
-    if action.kind in ("merge", "absorb"):
+    """What an action is about, as its content (as its kind says, `engine/kinds.py`): the
+    wording it keeps, both entries it weighs, else the entry it changes."""
+    subject = kind_of(action.kind).subject
+    if subject == "kept":
         kept = [m for m in action.after if m.status is Status.ACTIVE]
         if kept:
             return kept[0].content
-    if action.kind in ("conflict", "supersede") and len(action.before) >= 2:
+    if subject == "pair" and len(action.before) >= 2:
         return " ⟷ ".join(m.content for m in action.before[:2])
     first = action.before or action.after
     return first[0].content if first else ""

@@ -14,12 +14,13 @@ from typing import Any
 import orjson
 import pytest
 
-from memtui import curate
+from memtui import planfile
 from memtui.demo import make_demo_memories
-from memtui.engine import plan_compact
 from memtui.engine.merging import absorb_entries
-from memtui.engine.plan import Action, Plan, plan_from_dict
+from memtui.engine.plan import Action, Plan
 from memtui.model import Memory
+from memtui.planfile import compact as plan_compact
+from memtui.planfile.reading import parse
 from memtui.service import Service
 from memtui.stores import Change, Store
 from memtui.stores.transfer import create_native_store
@@ -77,8 +78,7 @@ def test_absorbs_are_rows_that_read_back_as_the_plan_made(
     assert [row[1] for row in rows] == [a["targets"] for a in absorbs]
     assert not [a for a in compact["actions"] if a["kind"] == "absorb" and not a.get("bulk")]
     assert all("changes" not in record for record in _absorb_records(compact))
-    again = curate.read_plan(str(v2))
-    curate.check_plan_fits(Store.open(store), again, Service().seal_key())
+    again = planfile.load(str(v2), Store.open(store), Service().plans.seal_key())
     del full["seals"]
     assert again.to_dict() == full  # records, reasons, scores, dependencies and order
 
@@ -104,7 +104,9 @@ def test_an_absorb_row_is_rejectable_on_its_own(store: Path, cli: Cli, tmp_path:
     [skipped, kept, *_] = _absorb_records(_plan(cli, store, plan, "--profile", "longterm"))[0][
         "rows"
     ]
-    dependants = [a.id for a in curate.read_plan(str(plan)).actions if skipped[0] in a.depends_on]
+    dependants = [
+        a.id for a in planfile.read_file(str(plan)).plan.actions if skipped[0] in a.depends_on
+    ]
     result = cli("apply", store, plan, "--skip", ",".join([skipped[0], *dependants]), "--yes")
     assert result.code == 0, result.err
     after = Store.open(store)
@@ -208,8 +210,7 @@ def test_a_file_with_an_absorb_per_action_still_reads_and_applies(
                 m.setattr(plan_compact, "absorb_row", lambda *args: None)
             data = _plan(cli, path, plan, "--profile", "longterm")
         assert bool(_absorb_records(data)) == (name == "new")
-        read = curate.read_plan(str(plan))
-        curate.check_plan_fits(Store.open(path), read, Service().seal_key())
+        read = planfile.load(str(plan), Store.open(path), Service().plans.seal_key())
         applied = cli("apply", path, plan, "--yes")
         assert applied.code == 0, applied.err
         made = {k: v for k, v in read.to_dict().items() if k != "store"}
@@ -241,8 +242,8 @@ def _absorb(
 
 def _round_trip(plan: Plan, memories: list[Memory]) -> tuple[dict[str, Any], Plan]:
     written = plan_compact.compact_plan(plan)
-    read = plan_from_dict(orjson.loads(orjson.dumps(written)), "plan.json")
-    plan_compact.expand(read, {m.id: m for m in memories})
+    read, pending = parse(orjson.loads(orjson.dumps(written)), "plan.json")
+    plan_compact.expand(read, pending or {}, {m.id: m for m in memories})
     return written, read
 
 

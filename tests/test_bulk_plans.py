@@ -16,12 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memtui import curate
-from memtui.engine import pi_dedupe, plan_compact
+from memtui import planfile
+from memtui.engine import pi_dedupe
 from memtui.engine.candidates import Pair
 from memtui.engine.clusters import clusters, pair_clusters
 from memtui.engine.similarity import pi_normalise
 from memtui.model import Memory
+from memtui.planfile import compact as plan_compact
 from memtui.service import Service
 from memtui.stores import Store
 from memtui.stores.transfer import create_native_store
@@ -127,8 +128,7 @@ def test_the_expiries_of_a_rule_share_one_record_with_a_row_each(
     assert [row[3] for row in record["rows"]] == [(a["depends_on"] or [None])[0] for a in expiries]
     full_records = [a for a in compact["actions"] if a["kind"] == "expire" and not a.get("bulk")]
     assert [a["needs_decision"] for a in full_records] == [True]
-    again = curate.read_plan(str(v2))
-    curate.check_plan_fits(Store.open(store_path), again, Service().seal_key())
+    again = planfile.load(str(v2), Store.open(store_path), Service().plans.seal_key())
     del full["seals"]
     assert again.to_dict() == full  # records, reasons, scores and dependencies as made
 
@@ -164,8 +164,7 @@ def test_a_file_with_an_expiry_per_action_still_reads_and_applies(
             if a["kind"] == "expire" and "found" in a and not a.get("needs_decision")
         ]
         assert bool(per_action) == (name == "old")
-        read = curate.read_plan(str(plan))
-        curate.check_plan_fits(Store.open(store), read, Service().seal_key())
+        read = planfile.load(str(plan), Store.open(store), Service().plans.seal_key())
         applied = cli("apply", store, plan, "--yes")
         assert applied.code == 0, applied.err
         made = {k: v for k, v in read.to_dict().items() if k != "store"}  # its own copy
@@ -282,7 +281,7 @@ def test_a_plan_file_over_its_versions_size_limit_is_refused_unread(
 ) -> None:
     store = _roomy_items(tmp_path)
     data = store.read_bytes()
-    limit = curate.PLAN_V2_SIZE_LIMIT if version == 2 else curate.PLAN_SIZE_LIMIT
+    limit = planfile.PLAN_V2_SIZE_LIMIT if version == 2 else planfile.PLAN_SIZE_LIMIT
     huge = tmp_path / "huge.json"
     with open(huge, "wb") as f:
         f.write(b'{"format": "memtui-plan", "version": %d, "actions": [' % version)
@@ -336,7 +335,6 @@ def test_rows_keep_the_plans_order_around_expiries_that_wait_for_a_decision(
     assert archives == [(["m0"], False), (["m1"], True), (["m2"], False), (["m3"], False)]
     bulk = [[row[1] for row in a["rows"]] for a in compact["actions"] if a.get("bulk")]
     assert bulk[-2:] == [["m0"], ["m2", "m3"]]
-    again = curate.read_plan(str(tmp_path / "v2.json"))
-    curate.check_plan_fits(Store.open(store), again, Service().seal_key())
+    again = planfile.load(str(tmp_path / "v2.json"), Store.open(store), Service().plans.seal_key())
     del full["seals"]
     assert again.to_dict() == full

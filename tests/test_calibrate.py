@@ -213,9 +213,9 @@ def test_labelling_groups_writes_all_or_nothing(tmp_path: Path, cli: Cli) -> Non
     svc, store = Service(), open_store(str(path))
     a, b, c = (m.id for m in store.memories()[:3])
     with pytest.raises(Exception, match="no-such-id"):
-        svc.label_groups(store, [[a, b], [a, "no-such-id"]], False)
+        svc.labels.label_groups(store, [[a, b], [a, "no-such-id"]], False)
     assert json.loads(cli("labels", path, "--json").out or "[]") == []
-    labels = svc.label_groups(store, [[a, b], [a, c], [b, c]], False)
+    labels = svc.labels.label_groups(store, [[a, b], [a, c], [b, c]], False)
     shown = json.loads(cli("labels", path, "--json").out)
     assert [label["ids"] for label in shown] == [sorted(x.ids) for x in labels]
     assert [label["same"] for label in shown] == [False, False, False]

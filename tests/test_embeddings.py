@@ -114,9 +114,9 @@ def test_the_cache_beside_the_store_is_hit_the_second_time(
     monkeypatch.setattr(embedding, "load_embedder", lambda: counting)
     svc = Service(clock=lambda: NOW)
     path = _store(tmp_path, TEXTS)
-    store = svc.open(path)
+    store = svc.stores.open(path)
     steps: list[tuple[str, float]] = []
-    first = svc.plan(
+    first = svc.plans.plan(
         store,
         get_profile("default"),
         progress=lambda s, f: steps.append((s, f)),
@@ -128,14 +128,14 @@ def test_the_cache_beside_the_store_is_hit_the_second_time(
     cached = list((Path(f"{path}.memtui") / "embeddings").iterdir())
     assert [f.suffix for f in cached] == [".npz"] and model.name in cached[0].name
 
-    again = svc.plan(svc.open(path), get_profile("default"), embeddings=True)
+    again = svc.plans.plan(svc.stores.open(path), get_profile("default"), embeddings=True)
     assert sorted(counting.texts) == sorted(TEXTS)  # nothing embedded the second time
     assert again.to_dict()["actions"] == first.to_dict()["actions"]
     # the two restatements become one on their meaning (cosine 0.96: duplicates); their
     # words alone are not enough
     [joined] = [a.targets[:2] for a in again.actions if a.kind in ("merge", "absorb")]
     assert joined == ["m0", "m1"]
-    lexical = svc.plan(svc.open(path), get_profile("default"))
+    lexical = svc.plans.plan(svc.stores.open(path), get_profile("default"))
     assert not [a for a in lexical.actions if a.kind in ("merge", "absorb")]
     assert lexical.params["similarity"] == {"method": "memtui"}
 
@@ -203,7 +203,7 @@ def test_plan_embed_without_the_extra_says_how_once_and_plans_on_words(
 
     svc = Service(clock=lambda: NOW)
     for _ in range(2):
-        svc.plan(svc.open(path), get_profile("default"), embeddings=True)
+        svc.plans.plan(svc.stores.open(path), get_profile("default"), embeddings=True)
     assert svc.notices() == [embedding.INSTALL_HINT]  # said once per session
     assert svc.notices() == []
 

@@ -9,14 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from memtui import curate
 from memtui.engine.decay import model
-from memtui.engine.plan import plan_changes, plan_from_dict
+from memtui.engine.plan import plan_changes
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import get_profile
 from memtui.engine.similarity import pi_similarity
 from memtui.errors import MemtuiError
 from memtui.model import Memory, Source, Status
+from memtui.planfile.reading import parse
+from memtui.service import Service
+from memtui.service.plans import apply_plan
 from memtui.stores import create_native_store, open_store
 from tests.conftest import FIXTURES, NOW, unversioned
 
@@ -312,7 +314,7 @@ def test_apply_then_undo_restores_the_store(name: str, fixture_copy: Callable[[s
     path = fixture_copy(name)
     before = {m.id: m for m in open_store(path).memories()}
     store, plan = _plan(path, "pi" if name.endswith(".json") else "longterm")
-    tx = curate.apply_plan(store, plan, None, now=NOW)
+    tx = apply_plan(store, plan, None, now=NOW)
     assert {m.id: m for m in open_store(path).memories()} != before
     open_store(path).undo(tx.id, now=NOW)
     assert unversioned({m.id: m for m in open_store(path).memories()}) == unversioned(before)
@@ -323,7 +325,7 @@ def test_apply_a_subset_changes_exactly_those_entries(fixture_copy: Callable[[st
     store, plan = _plan(path, "pi")
     merge = next(a for a in plan.actions if a.kind == "merge")
     chosen = [*merge.depends_on, merge.id]
-    curate.apply_plan(store, plan, chosen, now=NOW)
+    apply_plan(store, plan, chosen, now=NOW)
     after = {m.id: m for m in open_store(path).memories()}
     original = {m.id: m for m in open_store(FIXTURES / "realistic-store.json").memories()}
     changed = {i for i in original if after.get(i) != original[i]} | (
@@ -338,10 +340,10 @@ def test_restore_of_one_merged_member_undoes_the_whole_merge(tmp_path: Path) -> 
     create_native_store(path, source.memories(), now=NOW, kind="import", reason="t")
     store = open_store(path)
     ids = [m.id for m in store.memories()][:3]
-    tx = curate.merge_by_hand(store, ids, now=NOW)
+    tx = Service(clock=lambda: NOW).merges.merge(store, ids, content=None)
     merged_id = tx.details["merged"]
     assert {store.get(i).status for i in ids} == {Status.MERGED}
-    curate.restore(store, ids[1], now=NOW)
+    Service(clock=lambda: NOW).merges.restore(store, ids[1])
     assert {store.get(i).status for i in ids} == {Status.ACTIVE}
     assert store.get(merged_id).status is Status.DELETED
     restore_tx = store.history()[0]
@@ -355,11 +357,11 @@ def test_restore_on_pi_brings_members_back_from_the_ledger(
     original = open_store(path).memories()
     store = open_store(path)
     ids = [original[3].id, original[4].id]
-    tx = curate.merge_by_hand(store, ids, now=NOW)
+    tx = Service(clock=lambda: NOW).merges.merge(store, ids, content=None)
     assert len(open_store(path)) == 299
-    chain = curate.lineage(open_store(path), ids[0])
+    chain = Service().merges.lineage(open_store(path), ids[0])
     assert chain.superseded_by == [tx.details["merged"]]
-    curate.restore(open_store(path), ids[0], now=NOW)
+    Service(clock=lambda: NOW).merges.restore(open_store(path), ids[0])
     again = open_store(path)
     assert len(again) == 300 and tx.details["merged"] not in {m.id for m in again.memories()}
     assert [m.id for m in again.memories()] == [m.id for m in original]
@@ -368,7 +370,7 @@ def test_restore_on_pi_brings_members_back_from_the_ledger(
 def test_merge_refuses_entries_of_different_users(fixture_copy: Callable[[str], Path]) -> None:
     store = open_store(fixture_copy("items.jsonl"))
     with pytest.raises(MemtuiError, match="different users"):
-        curate.merge_by_hand(store, ["1", "8"], now=NOW)
+        Service(clock=lambda: NOW).merges.merge(store, ["1", "8"], content=None)
 
 
 def test_plan_json_round_trips() -> None:
@@ -384,7 +386,7 @@ def test_plan_json_round_trips() -> None:
         "actions",
         "summary",
     }
-    again = plan_from_dict(data, "plan.json")
+    again, _ = parse(data, "plan.json")
     assert again.to_dict() == data
 
 
@@ -393,7 +395,7 @@ def test_stale_or_foreign_plans_are_refused(fixture_copy: Callable[[str], Path])
     _store, plan = _plan(path, "longterm")
     other = fixture_copy("records.jsonl")
     with pytest.raises(MemtuiError, match="was made for"):
-        curate.apply_plan(open_store(other), plan, None, now=NOW)
+        apply_plan(open_store(other), plan, None, now=NOW)
     outsider = open_store(path)
     edited = outsider.get("1").with_(content="用户现在只喝茶")
     from memtui.stores import Change
@@ -403,5 +405,5 @@ def test_stale_or_foreign_plans_are_refused(fixture_copy: Callable[[str], Path])
     )
     data = path.read_bytes()
     with pytest.raises(MemtuiError, match="changed since"):
-        curate.apply_plan(open_store(path), plan, None, now=NOW)
+        apply_plan(open_store(path), plan, None, now=NOW)
     assert path.read_bytes() == data

@@ -123,7 +123,7 @@ def test_a_plan_file_made_with_a_clock_behind_is_refused_on_apply(
     """A plan an older memtui made with a clock years behind never writes its anchors."""
     store_path = fixture_copy("realistic-store.json")
     svc = Service()
-    store = svc.open(store_path)
+    store = svc.stores.open(store_path)
     behind = datetime(2020, 1, 1, tzinfo=UTC)
     plan = make_plan(
         store.memories(),
@@ -136,7 +136,7 @@ def test_a_plan_file_made_with_a_clock_behind_is_refused_on_apply(
     )
     assert any(a.kind == "decay" for a in plan.actions)
     out = tmp_path / "plan.json"
-    svc.write_plan(plan, str(out))
+    svc.plans.write_plan(plan, str(out))
     before = store_path.read_bytes()
     result = cli("apply", store_path, out, "--yes")
     assert result.code == 1 and len(result.err.strip().splitlines()) == 1, result.err

@@ -53,7 +53,9 @@ def test_a_ledger_that_lost_a_committed_transaction_is_a_finding(
     assert "`memtui doctor" in doctor.out and "--fix` records the gap" in doctor.out
     assert "no problems found" not in doctor.out
     # the service says it too, for the TUI to show
-    assert any(f"does not record {missing}" in p for p in Service().problems(open_store(store)))
+    assert any(
+        f"does not record {missing}" in p for p in Service().stores.problems(open_store(store))
+    )
 
     undo = cli("undo", store)
     assert undo.code == 1 and len(undo.err.strip().splitlines()) == 1, undo.err

@@ -82,9 +82,9 @@ def test_the_service_never_writes_a_lone_surrogate(fixture_copy: Callable[[str],
     path = fixture_copy("example-store.json")
     before = path.read_bytes()
     svc = Service()
-    store = svc.open(path)
+    store = svc.stores.open(path)
     with pytest.raises(MemtuiError, match="the content is not UTF-8 text"):
-        svc.new_memory(store, "caf\udce9")
+        svc.entries.new_memory(store, "caf\udce9")
     with pytest.raises(MemtuiError, match="a tag is not UTF-8 text"):
-        svc.edit(store, store.memories()[0].id, EntryEdit(tags=("\ud83d",)))
+        svc.entries.edit(store, store.memories()[0].id, EntryEdit(tags=("\ud83d",)))
     assert path.read_bytes() == before

@@ -5,6 +5,9 @@ entries), and a `lastDecayedAt` anchor from the start."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -71,3 +74,51 @@ def test_a_plan_whose_wording_holds_a_lone_surrogate_is_sealed_and_applies(
     applied = cli("apply", store, tmp_path / "plan1.json", "--yes")
     assert applied.code == 0, applied.err
     assert "unsealed" not in applied.out + applied.err
+
+
+def _memtui(*args: str | Path, seed: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONHASHSEED": seed, "MEMTUI_NOW": "2026-12-02T00:00:00Z"}
+    return subprocess.run(
+        [sys.executable, "-m", "memtui", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_a_version_2_plan_of_pis_dedupe_store_applies_in_another_process(tmp_path: Path) -> None:
+    """Plan and apply are two runs of memtui, each with its own string hashing: an entry's
+    unknown fields (pi's `sourceSession`, `recallHitCount`) are read in the file's order, so
+    the entry the plan was made from is the entry apply finds (it was refused as "changed")."""
+    store = tmp_path / "dedupe-store.json"
+    source = Path(__file__).parent / "fixtures" / "pi_conformance" / "consolidate"
+    store.write_bytes((source / "dedupe-store.json").read_bytes())
+    plan = tmp_path / "plan.json"
+    # seeds under which a set of those two names iterates in opposite orders
+    made = _memtui("plan", store, "--out", plan, seed="0")
+    assert made.returncode == 0, made.stderr
+    applied = _memtui("apply", store, plan, "--yes", seed="2")
+    assert applied.returncode == 0, applied.stderr
+    assert "changed since" not in applied.stderr
+    assert "applied 27 actions" in applied.stdout
+
+
+FIRST, LAST = "mem_mx1tnnaj_c9effc14", "mem_mx1tnnak_a73461d3"  # tags ["ppt"], ["auth"]
+
+
+def test_a_hand_merge_takes_its_entries_in_store_order(
+    fixture_copy: Callable[[str], Path], cli: Cli, tmp_path: Path
+) -> None:
+    """Named last first, the merged entry still has the tags (and, on pi, the type) in the
+    order the store holds the entries, as pi's own merge and memtui's plans have them; the
+    same in every format."""
+    pi = fixture_copy("example-store.json")
+    native = tmp_path / "native.json"
+    assert cli("import", pi, native).code == 0
+    for store, category in ((pi, "preference"), (native, None)):
+        merged = cli("merge", store, LAST, FIRST, "--json")
+        assert merged.code == 0, merged.err
+        entry = json.loads(merged.out)["merged"]
+        assert entry["tags"] == ["ppt", "auth"]
+        assert category is None or entry["category"] == category

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.curate import PLAN_SIZE_LIMIT
 from memtui.model import Memory
+from memtui.planfile import PLAN_SIZE_LIMIT
 from memtui.stores import create_native_store, open_store
 from tests.conftest import FIXTURES, NOW, CliResult
 

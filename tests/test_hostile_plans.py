@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memtui import curate
+from memtui import planfile
 from memtui.demo import make_demo_memories
 from memtui.engine.plan import Action, Plan
 from memtui.engine.planner import make_plan
@@ -180,6 +180,13 @@ def _absorb_changed(
     return store, plan, absorb.id
 
 
+def _load_edited(tmp_path: Path, store: Store, plan: Plan) -> Plan:
+    """The plan as a file edited to hold it reads back against its store."""
+    path = tmp_path / "edited-plan.json"
+    planfile.write(plan, str(path), 1)
+    return planfile.load(str(path), store, None)
+
+
 def test_an_absorb_across_users_is_refused(tmp_path: Path) -> None:
     def with_a_stranger(action: Action, memories: list[Memory], touched: set[str]) -> Action:
         [keeper] = [m for m in action.after if m.status is Status.ACTIVE]
@@ -194,7 +201,7 @@ def test_an_absorb_across_users_is_refused(tmp_path: Path) -> None:
 
     store, plan, ident = _absorb_changed(tmp_path, with_a_stranger)
     with pytest.raises(MemtuiError, match=f"plan action {ident} .*different users"):
-        curate.check_plan_fits(store, plan)
+        _load_edited(tmp_path, store, plan)
 
 
 def test_an_absorb_that_lowers_the_keeper_below_its_entries_is_refused(tmp_path: Path) -> None:
@@ -204,7 +211,7 @@ def test_an_absorb_that_lowers_the_keeper_below_its_entries_is_refused(tmp_path:
 
     store, plan, ident = _absorb_changed(tmp_path, lowered)
     with pytest.raises(MemtuiError, match=f"plan action {ident} .*below its entries' importance"):
-        curate.check_plan_fits(store, plan)
+        _load_edited(tmp_path, store, plan)
 
 
 def test_an_absorb_row_with_a_recipe_the_profile_never_uses_is_refused(

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from memtui import curate
 from memtui.engine.llm_strategies import improve_plan
 from memtui.engine.plan import Plan
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import get_profile
 from memtui.llm import LlmClient, LlmSettings, MemoryCache
 from memtui.model import Memory, Status
+from memtui.service.plans import apply_plan
 from memtui.stores import Store, open_store
 from tests.conftest import NOW, CliResult
 from tests.fake_llm import FakeLLM, Reply, Seen, answer, chat
@@ -132,7 +132,7 @@ def test_merge_answer_becomes_the_merged_wording(fixture_copy, server_factory) -
     assert merged.content == wording and merge.actor == "llm"
     assert plan.to_dict() == planned  # a new plan: the one the model was asked about is as it was
     assert merge.details["model"] == "test-model" and len(merge.details["request_hash"]) == 64
-    tx = curate.apply_plan(store, better, None, now=NOW)
+    tx = apply_plan(store, better, None, now=NOW)
     assert tx.actor == "llm" and open_store(path).get(merged.id).content == wording
 
 
@@ -247,7 +247,7 @@ def test_a_fault_leaves_a_decision_and_changes_nothing(
     assert merge.id not in better.default_approved()
     assert len(server.seen) == requests and len(sleeps.waits) == requests - 1
     assert path.read_bytes() == data  # planning changes nothing
-    curate.apply_plan(store, better, None, now=NOW)  # the rest of the plan still applies
+    apply_plan(store, better, None, now=NOW)  # the rest of the plan still applies
     after = open_store(path)
     assert {m.id for m in merge.before} <= {m.id for m in after.memories()}
 

@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from memtui.curate import read_plan, write_plan
+from memtui import planfile
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import PROFILES
 from memtui.service import Service
@@ -31,9 +31,9 @@ def test_a_native_store_imported_from_pi_keeps_the_lone_surrogate(tmp_path: Path
     cut = _lone([m.content for m in pi.memories()])
     assert cut
     svc = Service(clock=lambda: NOW)
-    svc.import_store(pi, tmp_path / "native.json")
+    svc.stores.import_store(pi, tmp_path / "native.json")
     (tmp_path / "native.json").read_bytes().decode("utf-8")  # valid UTF-8
-    native = svc.open(tmp_path / "native.json")
+    native = svc.stores.open(tmp_path / "native.json")
     assert _lone([m.content for m in native.memories()]) == cut
 
 
@@ -47,6 +47,6 @@ def test_a_plan_with_a_lone_surrogate_is_written_and_read_back(tmp_path: Path) -
     )  # fmt: skip
     for version in (1, 2):
         plan_file = tmp_path / f"plan-{version}.json"
-        write_plan(plan, str(plan_file), version)
-        read = read_plan(str(plan_file))
+        planfile.write(plan, str(plan_file), version)
+        read = planfile.load(str(plan_file), store, None)
         assert [a.id for a in read.actions] == [a.id for a in plan.actions]

@@ -23,13 +23,13 @@ from memtui.engine.clusters import UnionFind
 from memtui.engine.embedded import Embeddings
 from memtui.engine.grouping import linkage_groups
 from memtui.engine.lexical import content_tokens, vector_cosine, vector_matrix
-from memtui.engine.plan import plan_from_dict
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import get_profile
 from memtui.engine.similarity import pi_similarity, text_similarity
 from memtui.engine.wording import clauses, rule_wording
 from memtui.errors import MemtuiError
 from memtui.model import Memory, Status
+from memtui.planfile.reading import parse
 from memtui.stores import open_store
 from tests.conftest import FIXTURES
 
@@ -275,7 +275,7 @@ def test_a_merge_action_records_where_its_words_came_from() -> None:
     assert "no new words" in merge.reason
     assert merge.scores["min_score"] == merge.scores["max_score"] > 0.5
     data = json.loads(json.dumps(plan.to_dict()))
-    assert plan_from_dict(data, "plan.json").to_dict() == data  # the plan file keeps it
+    assert parse(data, "plan.json")[0].to_dict() == data  # the plan file keeps it
     [written] = [a for a in data["actions"] if a["kind"] == "merge"]
     assert written["details"]["provenance"] == provenance
 

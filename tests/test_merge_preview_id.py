@@ -34,7 +34,7 @@ def test_the_merge_gets_the_id_its_preview_showed(tmp_path: Path, keep: bool) ->
     ]
     create_native_store(path, memories, now=NOW, kind="import", reason="test")
     service = Service(clock=_Ticking())
-    store = service.open(path)
-    merged, _ = service.preview_merge(store, ["m0", "m1"], content=None)
-    tx = service.merge(store, ["m0", "m1"], content=None, new_id=merged.id if keep else None)
+    store = service.stores.open(path)
+    merged, _ = service.merges.preview_merge(store, ["m0", "m1"], content=None)
+    tx = service.merges.merge(store, ["m0", "m1"], content=None, new_id=merged.id if keep else None)
     assert (tx.details["merged"] == merged.id) is keep

@@ -168,7 +168,7 @@ def test_the_record_is_bounded_and_older_events_stay_readable_in_archives(
 ) -> None:
     path = fixture_copy("example-store.json")
     svc = Service()
-    store = svc.open(path)
+    store = svc.stores.open(path)
     record = OutsideRecord(path.with_name(path.name + ".memtui"), str(path))
     record.catch_up(store, svc.now())
     for n in range(30):

@@ -27,9 +27,9 @@ def _added(tmp_path: Path, now: datetime) -> tuple[Service, Path, dict[str, Any]
     shutil.copy(FIXTURES / "example-store.json", path)
     before = _top(path)
     svc = Service(clock=lambda: now)
-    store = svc.open(path)
+    store = svc.stores.open(path)
     memory = Memory(id=store.new_id(now), content="The deploy script lives in ops/deploy.sh")
-    svc.add_memory(store, memory)
+    svc.entries.add_memory(store, memory)
     return svc, path, before
 
 
@@ -39,7 +39,7 @@ def test_an_added_entry_counts_as_one_of_the_days_additions(tmp_path: Path) -> N
     assert before["dailyAddedCount"] == 5
     assert after["dailyAddedDate"] == "2026-11-29" and after["dailyAddedCount"] == 6
     assert after["resolvedSources"] == before["resolvedSources"]  # the agent's keys stay
-    svc.undo(svc.open(path))
+    svc.history.undo(svc.stores.open(path))
     undone = _top(path)
     assert undone["dailyAddedCount"] == 5
     assert {k: v for k, v in undone.items() if k != "updatedAt"} == {
@@ -59,9 +59,9 @@ def test_an_edit_adds_nothing_to_the_count(tmp_path: Path) -> None:
     path = tmp_path / "memory-store.json"
     shutil.copy(FIXTURES / "example-store.json", path)
     svc = Service(clock=lambda: NEXT_DAY)
-    store = svc.open(path)
+    store = svc.stores.open(path)
     first = store.memories()[0]
-    svc.edit(store, first.id, EntryEdit(content=first.content + " (checked)"))
+    svc.entries.edit(store, first.id, EntryEdit(content=first.content + " (checked)"))
     after = _top(path)
     assert after["dailyAddedDate"] == "2026-11-29" and after["dailyAddedCount"] == 5
 
@@ -71,12 +71,16 @@ def test_undos_out_of_order_give_the_days_count_back(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "example-store.json", path)
     before = _top(path)
     svc = Service(clock=lambda: NEXT_DAY)
-    store = svc.open(path)
-    first = svc.add_memory(store, Memory(id=store.new_id(NEXT_DAY), content="Builds run on CI"))
-    svc.add_memory(store, Memory(id=store.new_id(NEXT_DAY), content="Deploys need a review"))
+    store = svc.stores.open(path)
+    first = svc.entries.add_memory(
+        store, Memory(id=store.new_id(NEXT_DAY), content="Builds run on CI")
+    )
+    svc.entries.add_memory(
+        store, Memory(id=store.new_id(NEXT_DAY), content="Deploys need a review")
+    )
     assert _top(path)["dailyAddedCount"] == 2
-    svc.undo(store, first.id)  # the older one first: the newer one still counts
-    svc.undo(store)
+    svc.history.undo(store, first.id)  # the older one first: the newer one still counts
+    svc.history.undo(store)
     after = _top(path)
     assert (after["dailyAddedDate"], after["dailyAddedCount"]) == ("2026-11-29", 5)
     assert {k: v for k, v in after.items() if k != "updatedAt"} == {

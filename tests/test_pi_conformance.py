@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from memtui.curate import apply_plan
 from memtui.engine.decay import model
 from memtui.engine.pi_dedupe import pi_answer
 from memtui.engine.planner import DEDUPE_RULE, make_plan, redo_pi_dedupe
@@ -22,6 +21,7 @@ from memtui.engine.profiles import PROFILES
 from memtui.engine.wholesale import held
 from memtui.errors import MemtuiError
 from memtui.model import Memory
+from memtui.service.plans import apply_plan
 from memtui.stores import open_store
 from memtui.stores.pi_format import pi_entry
 from memtui.stores.pi_json import dumps as pi_dumps

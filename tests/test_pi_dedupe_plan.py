@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from memtui.curate import apply_plan, read_plan, write_plan
+from memtui import planfile
 from memtui.engine.plan import Plan, closure
 from memtui.engine.planner import DEDUPE_RULE, make_plan
 from memtui.engine.profiles import PROFILES
 from memtui.errors import MemtuiError
+from memtui.service.plans import apply_plan
 from memtui.stores import MemoryStore, open_store
 from memtui.times import from_epoch_ms
 
@@ -94,8 +95,8 @@ def test_a_merge_waiting_for_a_decision_leaves_the_folds_to_the_other_merges(
 def test_the_tie_survives_a_plan_file(version: int, tmp_path: Path) -> None:
     store, plan, _merges, folds = _planned(tmp_path)
     plan_file = tmp_path / "plan.json"
-    write_plan(plan, str(plan_file), version)
-    read = read_plan(str(plan_file))
+    planfile.write(plan, str(plan_file), version)
+    read = planfile.load(str(plan_file), store, None)
     free = [f for f in folds if not plan.action(f).depends_on]
     with pytest.raises(MemtuiError, match="applies only after one of"):
         apply_plan(store, read, free[:1], now=NOW)

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from memtui.curate import merge_by_hand, restore
 from memtui.errors import MemtuiError
+from memtui.service import Service
 from memtui.stores import Change, MemoryStore, open_store
 from memtui.times import from_epoch_ms
 
@@ -105,8 +105,8 @@ def test_merge_restore_and_undo_give_the_entries_back_byte_for_byte(
     text, _spelled = LAYOUTS[layout]
     path, store = _store(tmp_path, text)
     a, b = store.memories()[0], store.memories()[1]
-    merge_by_hand(store, [a.id, b.id], now=NOW)
-    restore(store, a.id, now=NOW)
+    Service(clock=lambda: NOW).merges.merge(store, [a.id, b.id], content=None)
+    Service(clock=lambda: NOW).merges.restore(store, a.id)
     # both members back as the file spelled them; only pi's bookkeeping differs
     changed = _changed_lines(text, path.read_bytes().decode())
     assert changed and all(any(f'"{k}"' in line for k in BOOKKEEPING) for line in changed)

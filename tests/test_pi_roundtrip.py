@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from memtui.curate import merge_by_hand, restore
 from memtui.model import Status
+from memtui.service import Service
 from memtui.stores import Change, open_store
 from memtui.stores.pi_format import pi_session_header, with_file_header
 from memtui.stores.pi_json import dumps as pi_dumps
@@ -93,7 +93,7 @@ def test_memtui_touches_only_what_it_changes(source: Path, tmp_path: Path) -> No
     assert path.read_bytes() == _expect(top, now_records, written)
 
     # merge two: they leave the file, the merged entry is appended, nothing else moves
-    tx = merge_by_hand(store, [a.id, b.id], now=NOW)
+    tx = Service(clock=lambda: NOW).merges.merge(store, [a.id, b.id], content=None)
     merged_id = tx.details["merged"]
     written = _top(path)
     kept = [r for r in now_records if r.get("id") not in (a.id, b.id)]
@@ -101,7 +101,7 @@ def test_memtui_touches_only_what_it_changes(source: Path, tmp_path: Path) -> No
     assert path.read_bytes() == _expect(top, [*kept, written["memories"][-1]], written, 1)
 
     # restore one member: the merge is undone as a unit, both come back as they were
-    restore(store, a.id, now=NOW)
+    Service(clock=lambda: NOW).merges.restore(store, a.id)
     written = _top(path)
     assert store.find(merged_id) is None or store.get(merged_id).status is not Status.ACTIVE
     assert path.read_bytes() == _expect(top, now_records, written, 1)

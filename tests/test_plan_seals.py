@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from memtui.demo import make_demo_memories
-from memtui.engine.absorb_rows import Recipe, absorbed, result_fingerprint
-from memtui.engine.plan_compact import fingerprint
+from memtui.planfile.absorb_rows import Recipe, absorbed, result_fingerprint
+from memtui.planfile.compact import fingerprint
 from memtui.service import Service
 from memtui.stores import create_native_store
 from tests.conftest import NOW, CliResult
@@ -103,8 +103,7 @@ def test_unsealed_wording_waits_for_a_decision(
     path.write_text(json.dumps(plan))
 
     svc = Service()
-    loaded = svc.read_plan(str(path))
-    svc.check_plan_fits(svc.open(store), loaded)
+    loaded = svc.plans.load_plan(str(path), svc.stores.open(store))
     waiting = [a for a in loaded.actions if a.kind == "merge"]
     assert waiting and all(a.needs_decision for a in waiting)
     assert waiting[0].reason.startswith("Wording not sealed by this memtui")
@@ -132,8 +131,8 @@ def test_the_sealed_plan_applies_its_wording(
 
 
 def test_the_key_is_made_once_and_private() -> None:
-    first = Service().seal_key()
-    again = Service().seal_key()
+    first = Service().plans.seal_key()
+    again = Service().plans.seal_key()
     assert first is not None and first == again and len(first) == 32
     key_file = Path(os.environ["MEMTUI_DATA"]) / "plan-seal.key"
     assert key_file.stat().st_mode & 0o777 == 0o600
@@ -155,8 +154,8 @@ def test_an_absorb_row_with_its_keeper_swapped_is_refused(cli: Cli, tmp_path: Pa
     Path(os.environ["MEMTUI_CONFIG"]).write_text("[profiles.default]\nsubject_threshold = 1.0\n")
     plan = _plan(cli, store, path, "2")
     svc = Service()
-    made = svc.read_plan(str(path))
-    svc.check_plan_fits(svc.open(store), made)  # the entries as the actions before it leave them
+    # the entries as the actions before it leave them
+    made = svc.plans.load_plan(str(path), svc.stores.open(store))
     # an absorb no later action builds on (a later one would be refused first, naming itself)
     later = {d for a in made.actions for d in a.depends_on}
     record, row = next(
@@ -196,8 +195,7 @@ def test_an_absorb_without_a_seal_waits_for_a_decision(cli: Cli, tmp_path: Path)
     path.write_text(json.dumps(plan))
 
     svc = Service()
-    loaded = svc.read_plan(str(path))
-    svc.check_plan_fits(svc.open(store), loaded)
+    loaded = svc.plans.load_plan(str(path), svc.stores.open(store))
     waiting = [a for a in loaded.actions if a.id in absorbs]
     assert waiting and all(a.needs_decision for a in waiting)
     assert all(a.id not in loaded.default_approved() for a in waiting)

@@ -50,19 +50,19 @@ def _outbox_count(dsn: str) -> int:
 def test_a_row_the_agent_changed_is_never_overwritten(pg_dsn: str) -> None:  # noqa: F811
     ids = _seed(pg_dsn)
     svc = Service()
-    store = svc.open(pg_dsn)
+    store = svc.stores.open(pg_dsn)
     with psycopg.connect(pg_dsn, autocommit=True) as agent:
         update(agent, ids[0], content="用户喜欢茶")
     outbox = _outbox_count(pg_dsn)
     assert store.changed_on_disk()
     with pytest.raises(ConflictError, match=rf"changed since memtui read it.*\({ids[0]}\)"):
-        svc.edit(store, str(ids[0]), EntryEdit(importance=0.1))
+        svc.entries.edit(store, str(ids[0]), EntryEdit(importance=0.1))
     table = rows(pg_dsn)
     assert table[ids[0]]["content"] == "用户喜欢茶" and table[ids[0]]["importance"] == 0.8
     assert _ledger(pg_dsn) == [] and _outbox_count(pg_dsn) == outbox
     # after a reload the same edit goes through, on top of the agent's change
     store.reload()
-    svc.edit(store, str(ids[0]), EntryEdit(importance=0.1))
+    svc.entries.edit(store, str(ids[0]), EntryEdit(importance=0.1))
     row = rows(pg_dsn)[ids[0]]
     assert (row["content"], row["importance"], row["version"]) == ("用户喜欢茶", 0.1, 3)
     assert not store.changed_on_disk()
@@ -73,8 +73,8 @@ def test_the_agent_writing_elsewhere_while_a_plan_applies_loses_nothing(
 ) -> None:
     ids = _seed(pg_dsn)
     svc = Service()
-    store = svc.open(pg_dsn)
-    plan = svc.plan(store, svc.profile(store))
+    store = svc.stores.open(pg_dsn)
+    plan = svc.plans.plan(store, svc.profiles.profile(store))
     assert plan.actions
     with psycopg.connect(pg_dsn, autocommit=True) as agent:
         new = insert(agent, "a fresh memory from the agent")
@@ -82,7 +82,7 @@ def test_the_agent_writing_elsewhere_while_a_plan_applies_loses_nothing(
         # a version bump with nothing memtui shows changed: memtui re-bases on it
         touched = next(int(t) for a in plan.actions for t in a.targets)
         update(agent, touched)
-    tx = svc.apply(store, plan)
+    tx = svc.plans.apply(store, plan)
     table = rows(pg_dsn)
     assert table[new]["content"] == "a fresh memory from the agent"
     assert (table[ids[4]]["content"], table[ids[4]]["importance"]) == ("changed by the agent", 0.9)
@@ -97,14 +97,14 @@ def test_the_agent_writing_elsewhere_while_a_plan_applies_loses_nothing(
 def test_a_plan_over_a_row_the_agent_tombstoned_is_refused(pg_dsn: str) -> None:  # noqa: F811
     _seed(pg_dsn)
     svc = Service()
-    store = svc.open(pg_dsn)
-    plan = svc.plan(store, svc.profile(store))
+    store = svc.stores.open(pg_dsn)
+    plan = svc.plans.plan(store, svc.profiles.profile(store))
     target = int(plan.actions[0].targets[0])
     with psycopg.connect(pg_dsn, autocommit=True) as agent:
         tombstone(agent, target)
     before = rows(pg_dsn)
     with pytest.raises(ConflictError, match=str(target)):
-        svc.apply(store, plan)
+        svc.plans.apply(store, plan)
     assert rows(pg_dsn) == before
     store.reload()
     assert store.get(str(target)).status is Status.DELETED
@@ -135,7 +135,7 @@ def _memtui_waits_on(dsn: str, statement: str) -> Callable[[], bool]:
 def test_an_agent_write_racing_the_commit_makes_memtui_refuse(pg_dsn: str) -> None:  # noqa: F811
     ids = _seed(pg_dsn)
     svc = Service()
-    store = svc.open(pg_dsn)
+    store = svc.stores.open(pg_dsn)
     result: dict[str, Any] = {}
     with psycopg.connect(pg_dsn) as agent:
         # the agent's own transaction holds the row when memtui comes to lock it
@@ -143,7 +143,7 @@ def test_an_agent_write_racing_the_commit_makes_memtui_refuse(pg_dsn: str) -> No
 
         def edit() -> None:
             try:
-                result["tx"] = svc.edit(store, str(ids[2]), EntryEdit(importance=0.2))
+                result["tx"] = svc.entries.edit(store, str(ids[2]), EntryEdit(importance=0.2))
             except ConflictError as e:
                 result["error"] = str(e)
 
@@ -165,10 +165,10 @@ _CHILD = """
 import sys
 from memtui.service import Service
 svc = Service()
-store = svc.open(sys.argv[1])
-plan = svc.plan(store, svc.profile(store))
+store = svc.stores.open(sys.argv[1])
+plan = svc.plans.plan(store, svc.profiles.profile(store))
 print("applying", len(plan.actions), flush=True)
-svc.apply(store, plan)
+svc.plans.apply(store, plan)
 print("committed", flush=True)
 sys.stdin.read()
 """
@@ -211,7 +211,7 @@ def test_kill_9_mid_apply_leaves_the_table_as_before(pg_dsn: str) -> None:  # no
     _wait_for(_no_memtui_backend(pg_dsn), "the server to drop the dead client's transaction")
     assert rows(pg_dsn) == start
     assert _ledger(pg_dsn) == [] and _outbox_count(pg_dsn) == 0
-    store = Service().open(pg_dsn)
+    store = Service().stores.open(pg_dsn)
     assert store.transactions() == [] and store.backups() == []
 
 
@@ -228,7 +228,7 @@ def test_kill_9_after_the_commit_leaves_the_table_after_and_the_ledger_agrees(
     child.send_signal(signal.SIGKILL)
     child.wait()
     end = rows(pg_dsn)
-    store = Service().open(pg_dsn)
+    store = Service().stores.open(pg_dsn)
     [tx] = store.transactions()
     assert tx.kind == "plan"
     # the ledger's images are the rows as they are now, and as they were before
@@ -244,7 +244,7 @@ def test_the_poll_notices_an_agent_write_within_ten_polls_and_nothing_else(
     pg_dsn: str,  # noqa: F811
 ) -> None:
     ids = _seed(pg_dsn)
-    store = Service().open(pg_dsn)
+    store = Service().stores.open(pg_dsn)
     assert not any(store.changed_on_disk() for _ in range(12))  # cheap polls and exact ones
     with psycopg.connect(pg_dsn, autocommit=True) as agent:  # still connected while polled
         update(agent, ids[1], importance=0.2)

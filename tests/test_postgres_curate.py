@@ -43,13 +43,15 @@ def test_undo_of_every_change_restores_the_rows_exactly(pg_dsn: str) -> None:  #
     ids = _seed(pg_dsn)
     start = rows(pg_dsn)
     svc = Service()
-    store = svc.open(pg_dsn)
+    store = svc.stores.open(pg_dsn)
     a, b, c, d, e = (str(ids[k]) for k in "abcde")
-    svc.edit(store, c, EntryEdit(content="喝美式", importance=0.9, tags=("drink", "morning")))
-    svc.edit(store, d, EntryEdit(status=Status.ARCHIVED))
-    svc.supersede(store, e, d)
-    merge = svc.merge(store, [a, b], content=None)
-    svc.restore(store, str(ids["gone"]))
+    svc.entries.edit(
+        store, c, EntryEdit(content="喝美式", importance=0.9, tags=("drink", "morning"))
+    )
+    svc.entries.edit(store, d, EntryEdit(status=Status.ARCHIVED))
+    svc.merges.supersede(store, e, d)
+    merge = svc.merges.merge(store, [a, b], content=None)
+    svc.merges.restore(store, str(ids["gone"]))
     changed = rows(pg_dsn)
     merged = int(merge.details["merged"])
     assert changed[merged]["supersedes"] == sorted([ids["a"], ids["b"]])
@@ -60,7 +62,7 @@ def test_undo_of_every_change_restores_the_rows_exactly(pg_dsn: str) -> None:  #
     assert store.get(e).superseded_by == d
 
     for _ in range(5):
-        svc.undo(store)
+        svc.history.undo(store)
     end = rows(pg_dsn)
     # the inserted merge row stays as a tombstone (the Go table never loses a row)
     assert end[merged]["deleted_at"] is not None
@@ -69,13 +71,13 @@ def test_undo_of_every_change_restores_the_rows_exactly(pg_dsn: str) -> None:  #
     assert all(end[i]["version"] > start[i]["version"] for i in (ids["a"], ids["c"], ids["gone"]))
     assert all(end[i]["version"] >= start[i]["version"] for i in start)
     # what memtui shows agrees with a fresh read
-    fresh = svc.open(pg_dsn)
+    fresh = svc.stores.open(pg_dsn)
     assert {m.id: m.status for m in fresh.memories()} == {m.id: m.status for m in store.memories()}
     assert fresh.get(d).status is Status.ACTIVE and fresh.get(a).status is Status.ACTIVE
     assert fresh.get(str(ids["gone"])).status is Status.DELETED
 
     # undo is undoable: redo the merge
-    redo = svc.undo(store, max(t.id for t in store.transactions() if t.undoes == merge.id))
+    redo = svc.history.undo(store, max(t.id for t in store.transactions() if t.undoes == merge.id))
     assert redo.undoes is not None
     again = rows(pg_dsn)
     assert again[merged]["deleted_at"] is None and again[ids["a"]]["deleted_at"] is not None
@@ -115,11 +117,11 @@ def test_rollback_to_a_backup_undoes_everything_since(
     ids = _seed(pg_dsn)
     start = rows(pg_dsn)
     svc = Service()
-    store = svc.open(pg_dsn)
-    svc.edit(store, str(ids["c"]), EntryEdit(content="first"))
-    svc.edit(store, str(ids["c"]), EntryEdit(content="second", tags=("x",)))
-    svc.merge(store, [str(ids["d"]), str(ids["e"])], content="lives in Berlin")
-    backups = svc.backups(store)
+    store = svc.stores.open(pg_dsn)
+    svc.entries.edit(store, str(ids["c"]), EntryEdit(content="first"))
+    svc.entries.edit(store, str(ids["c"]), EntryEdit(content="second", tags=("x",)))
+    svc.merges.merge(store, [str(ids["d"]), str(ids["e"])], content="lives in Berlin")
+    backups = svc.history.backups(store)
     assert [b.tx_id for b in backups] == [3, 2, 1]
     listed = cli("backups", pg_dsn)
     assert listed.code == 0 and backups[-1].name in listed.out
@@ -143,17 +145,18 @@ def test_rollback_from_a_copy_of_the_table_restores_it_in_one_undoable_transacti
 ) -> None:
     ids = _seed(pg_dsn)
     svc = Service()
-    store = svc.open(pg_dsn)
-    svc.set_status(store, str(ids["a"]), Status.ARCHIVED)  # a status only memtui's table holds
+    store = svc.stores.open(pg_dsn)
+    # a status only memtui's table holds
+    svc.entries.set_status(store, str(ids["a"]), Status.ARCHIVED)
     copy = tmp_path / "copy.jsonl"
     assert cli("backup", pg_dsn, copy).code == 0
     start = rows(pg_dsn)
-    svc.set_status(store, str(ids["a"]), Status.ACTIVE)
-    svc.edit(store, str(ids["c"]), EntryEdit(content="changed", tags=("x",)))
-    svc.merge(store, [str(ids["d"]), str(ids["e"])], content="lives in Berlin")
+    svc.entries.set_status(store, str(ids["a"]), Status.ACTIVE)
+    svc.entries.edit(store, str(ids["c"]), EntryEdit(content="changed", tags=("x",)))
+    svc.merges.merge(store, [str(ids["d"]), str(ids["e"])], content="lives in Berlin")
     with psycopg.connect(pg_dsn, autocommit=True) as conn:  # the agent adds a row meanwhile
         added = insert(conn, "the agent learnt this after the copy")
-    count = len(svc.open(pg_dsn).history())
+    count = len(svc.stores.open(pg_dsn).history())
 
     done = cli("rollback", pg_dsn, "--from", copy)
     assert done.code == 0, done.err
@@ -166,14 +169,14 @@ def test_rollback_from_a_copy_of_the_table_restores_it_in_one_undoable_transacti
         del end[new]
     assert restored_part(end) == restored_part(start)
     assert all(end[i]["version"] >= start[i]["version"] for i in start)
-    again = svc.open(pg_dsn)
+    again = svc.stores.open(pg_dsn)
     assert again.get(str(ids["a"])).status is Status.ARCHIVED
     assert again.get(str(ids["c"])).content == "用户每天早上喝一杯美式"
     history = again.history()  # newest first
     assert len(history) == count + 1 and history[0].kind == "rollback"  # one transaction
 
     assert cli("undo", pg_dsn).code == 0  # undone like any other
-    after_undo = svc.open(pg_dsn)
+    after_undo = svc.stores.open(pg_dsn)
     assert after_undo.get(str(ids["c"])).content == "changed"
     assert after_undo.get(str(added)).status is Status.ACTIVE
 
@@ -188,7 +191,7 @@ def test_rollback_refuses_a_file_that_is_not_a_copy_of_this_table(
     copy = tmp_path / "copy.jsonl"
     assert cli("backup", pg_dsn, copy).code == 0
     svc = Service()
-    svc.edit(svc.open(pg_dsn), str(ids["c"]), EntryEdit(content="changed"))
+    svc.entries.edit(svc.stores.open(pg_dsn), str(ids["c"]), EntryEdit(content="changed"))
     before = rows(pg_dsn)
 
     other = pg_server.create_database()  # another database with the same rows
@@ -208,4 +211,4 @@ def test_rollback_refuses_a_file_that_is_not_a_copy_of_this_table(
     both = cli("rollback", pg_dsn, "1", "--from", copy)
     assert both.code == 2 and "one of them" in both.err
     assert rows(pg_dsn) == before  # nothing changed
-    assert svc.open(pg_dsn).get(str(ids["c"])).content == "changed"
+    assert svc.stores.open(pg_dsn).get(str(ids["c"])).content == "changed"

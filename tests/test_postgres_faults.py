@@ -160,14 +160,14 @@ def test_the_service_says_a_table_changed_in_the_database_and_an_outage_is_no_ch
     _seed(server_dsn)
     svc = Service()
     with commit_cutter(pg_server.port) as proxy:
-        store = svc.open(proxy.dsn(server_dsn))
-        assert svc.change_place(store) == "in the database"
+        store = svc.stores.open(proxy.dsn(server_dsn))
+        assert svc.stores.change_place(store) == "in the database"
         assert not store.changed_on_disk()
     store.close()  # the proxy is gone: the server is out of reach
     assert not store.changed_on_disk()
     path = tmp_path / "native.json"
     create_native_store(path, [], now=svc.now(), kind="import", reason="test")
-    assert svc.change_place(svc.open(path)) == "on disk"
+    assert svc.stores.change_place(svc.stores.open(path)) == "on disk"
 
 
 def test_a_connection_lost_while_rows_are_sent_is_one_line_and_nothing_changes(
@@ -179,10 +179,10 @@ def test_a_connection_lost_while_rows_are_sent_is_one_line_and_nothing_changes(
     before = rows(server_dsn)
     svc = Service()
     with commit_cutter(pg_server.port) as proxy:
-        store = svc.open(proxy.dsn(server_dsn))
+        store = svc.stores.open(proxy.dsn(server_dsn))
         proxy.cut_next("copy")
         with pytest.raises(MemtuiError) as failed:  # megabytes: the COPY is cut mid-stream
-            svc.edit(store, "1", EntryEdit(content="a long memory " * 400_000))
+            svc.entries.edit(store, "1", EntryEdit(content="a long memory " * 400_000))
         assert proxy.cuts == 1
     assert "the change was not made" in str(failed.value) and "\n" not in str(failed.value)
     assert "error ignored terminating" not in caplog.text  # psycopg's note on the COPY it left

@@ -54,7 +54,7 @@ def _seed(dsn: str) -> dict[str, int]:
 
 def test_rows_map_to_entries_as_longterm_records_do(pg_dsn: str) -> None:  # noqa: F811
     ids = _seed(pg_dsn)
-    store = Service().open(pg_dsn)
+    store = Service().stores.open(pg_dsn)
     assert store.format_name == "postgres"
     assert len(store) == 5  # live rows and the tombstone
     coffee = store.get(str(ids["coffee"]))
@@ -82,9 +82,10 @@ def test_rows_map_to_entries_as_longterm_records_do(pg_dsn: str) -> None:  # noq
 def test_the_fast_read_gives_what_the_row_mapping_gives(pg_dsn: str) -> None:  # noqa: F811
     ids = _seed(pg_dsn)
     svc = Service()
-    store = svc.open(pg_dsn)
-    svc.set_status(store, str(ids["coffee"]), Status.ARCHIVED)  # a status in memtui's side table
-    again = svc.open(pg_dsn)
+    store = svc.stores.open(pg_dsn)
+    # a status in memtui's side table
+    svc.entries.set_status(store, str(ids["coffee"]), Status.ARCHIVED)
+    again = svc.stores.open(pg_dsn)
     table = rows(pg_dsn)
     sides = {str(ids["coffee"]): Side(Status.ARCHIVED.value)}
     for ident, row in table.items():
@@ -99,7 +100,9 @@ def test_the_fast_read_gives_what_the_row_mapping_gives(pg_dsn: str) -> None:  #
 def test_entries_come_in_the_order_of_their_row_ids(pg_dsn: str) -> None:  # noqa: F811
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         made = [insert(conn, f"memory {n}") for n in range(12)]  # ids 1…12: "10" < "2" as text
-    assert [m.id for m in Service().open(pg_dsn).memories()] == [str(i) for i in sorted(made)]
+    assert [m.id for m in Service().stores.open(pg_dsn).memories()] == [
+        str(i) for i in sorted(made)
+    ]
 
 
 def test_an_embedding_is_packed_and_equals_its_numbers() -> None:
@@ -115,7 +118,7 @@ def test_an_embedding_is_packed_and_equals_its_numbers() -> None:
 
 def test_one_user_only(pg_dsn: str) -> None:  # noqa: F811
     ids = _seed(pg_dsn)
-    store = Service().open(pg_dsn + "#user=u2")
+    store = Service().stores.open(pg_dsn + "#user=u2")
     assert [m.id for m in store.memories()] == [str(ids["gone"])]
 
 
@@ -213,10 +216,10 @@ def test_writes_carry_go_hashes_and_the_outbox_events_go_writes(pg_dsn: str) -> 
         c = insert(conn, "stale", importance=0.2)
         conn.execute("DELETE FROM memory_outbox")
     svc = Service()
-    store = svc.open(pg_dsn)
+    store = svc.stores.open(pg_dsn)
 
     # an update: upsert the vector and the graph node
-    svc.edit(store, str(a), EntryEdit(content="likes coffee", tags=("drink", "morning")))
+    svc.entries.edit(store, str(a), EntryEdit(content="likes coffee", tags=("drink", "morning")))
     update = _outbox(pg_dsn)
     assert [(e["event_type"], e["target"]) for e in update] == [
         ("upsert_memory_vector", "milvus"),
@@ -232,7 +235,7 @@ def test_writes_carry_go_hashes_and_the_outbox_events_go_writes(pg_dsn: str) -> 
     assert len({e["event_id"] for e in update}) == 2
 
     # a tombstone: delete the vector, the graph edges and the node
-    svc.edit(store, str(c), EntryEdit(status=Status.DELETED))
+    svc.entries.edit(store, str(c), EntryEdit(status=Status.DELETED))
     dead = _outbox(pg_dsn)[2:]
     assert [(e["event_type"], e["target"], e["aggregate_id"]) for e in dead] == [
         ("delete_memory_vector", "milvus", c),
@@ -242,7 +245,7 @@ def test_writes_carry_go_hashes_and_the_outbox_events_go_writes(pg_dsn: str) -> 
     assert rows(pg_dsn)[c]["deleted_at"] is not None
 
     # an insert (a merge): the new row's vector, node and its edges to what it replaced
-    tx = svc.merge(store, [str(a), str(b)], content="likes coffee a lot")
+    tx = svc.merges.merge(store, [str(a), str(b)], content="likes coffee a lot")
     merged = int(next(ch.id for ch in tx.changes if ch.before is None))
     assert tx.details["merged"] == str(merged)  # the row id the table's sequence gave
     events = _outbox(pg_dsn)[5:]
@@ -292,14 +295,14 @@ def test_memtui_tables_are_created_on_first_write_with_a_notice(pg_dsn: str) -> 
     assert side == [(ident, "archived")]
     # archived is memtui's own status: the Go row is untouched by it, memtui reads it back
     assert rows(pg_dsn)[ident]["version"] == 2  # the importance edit only
-    assert Service().open(pg_dsn).get(str(ident)).status is Status.ARCHIVED
+    assert Service().stores.open(pg_dsn).get(str(ident)).status is Status.ARCHIVED
 
 
 def test_bad_locations_are_one_line(cli: Callable[..., CliResult]) -> None:
     result = cli("list", "postgresql://a@127.0.0.1:1/db#tabel=x")
     assert result.code == 1 and "unknown option 'tabel'" in result.err
     with pytest.raises(MemtuiError, match="not a table name"):
-        Service().open("postgresql://a@127.0.0.1:1/db#table=x;drop")
+        Service().stores.open("postgresql://a@127.0.0.1:1/db#table=x;drop")
 
 
 def test_backup_copies_the_whole_table_to_a_file_memtui_opens(
@@ -318,8 +321,8 @@ def test_backup_copies_the_whole_table_to_a_file_memtui_opens(
     for record in lines:
         assert record["content_hash"] == table[record["memory_id"]]["content_hash"]
         assert content_hash(record) == record["content_hash"]
-    copy = Service().open(dest)
-    live = Service().open(pg_dsn)
+    copy = Service().stores.open(dest)
+    live = Service().stores.open(pg_dsn)
     assert copy.format_name == "longterm"
     assert {m.id: (m.content, m.status) for m in copy.memories()} == {
         m.id: (m.content, m.status) for m in live.memories()

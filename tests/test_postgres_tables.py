@@ -129,7 +129,7 @@ def test_a_table_variant_reads_changes_and_undoes_as_it_is_declared(
     before = _table(dsn)
     svc = Service(clock=lambda: _NOW)  # a fraction of a second: a TIMESTAMP(0) rounds it
 
-    store = svc.open(dsn)
+    store = svc.stores.open(dsn)
     assert len(store) == 5
     assert all(isinstance(m.content, str) for m in store.memories())
     coffee = store.get("1")
@@ -138,22 +138,22 @@ def test_a_table_variant_reads_changes_and_undoes_as_it_is_declared(
         assert store.get("3").embedding is None  # not numbers: kept as it is
     else:
         assert coffee.embedding == (0.5, -0.25, 1e-9)
-    svc.edit(store, "1", EntryEdit(importance=0.7))
+    svc.entries.edit(store, "1", EntryEdit(importance=0.7))
     # every step on a store opened afresh, as separate commands run it
-    store = svc.open(dsn)
+    store = svc.stores.open(dsn)
     assert abs(store.get("1").importance - 0.7) < 1e-6
-    plan = svc.plan(store, svc.profile(store))
+    plan = svc.plans.plan(store, svc.profiles.profile(store))
     assert plan.actions
-    svc.apply(store, plan)
+    svc.plans.apply(store, plan)
     with psycopg.connect(dsn, autocommit=True) as agent:  # a write that changes nothing shown
         agent.execute("UPDATE long_term_memory SET version = version + 1")
-    store = svc.open(dsn)
-    svc.edit(store, "5", EntryEdit(tags=("later",)))
+    store = svc.stores.open(dsn)
+    svc.entries.edit(store, "5", EntryEdit(tags=("later",)))
     for _ in range(3):  # the edit, the plan (re-based on the agent's write), the first edit
-        store = svc.open(dsn)
-        svc.undo(store)
+        store = svc.stores.open(dsn)
+        svc.history.undo(store)
     assert _table(dsn) == before
-    store = svc.open(dsn)
+    store = svc.stores.open(dsn)
     assert [m.id for m in store.memories()] == ["1", "2", "3", "4", "5"]
     assert not store.changed_on_disk()
 
@@ -170,7 +170,7 @@ def test_a_table_memtui_cannot_use_is_refused_at_open_in_one_line(
         for statement in statements:
             conn.execute(statement)
     with pytest.raises(MemtuiError) as refused:
-        Service().open(dsn + suffix)
+        Service().stores.open(dsn + suffix)
     text = str(refused.value)
     assert message in text and "\n" not in text
     assert "postgresql://postgres@127.0.0.1" in text
@@ -190,11 +190,11 @@ def test_a_merge_into_a_table_whose_id_is_an_identity_column(
         )
     before = _table(dsn)
     svc = Service()
-    tx = svc.merge(svc.open(dsn), ["3", "4"], content="the user lives in Berlin")
+    tx = svc.merges.merge(svc.stores.open(dsn), ["3", "4"], content="the user lives in Berlin")
     assert tx.details["merged"] == "100"  # the identity's next value
-    store = svc.open(dsn)
+    store = svc.stores.open(dsn)
     assert store.get("100").supersedes == ("3", "4")
-    svc.undo(store)
+    svc.history.undo(store)
     after = {row[0]: row for row in _table(dsn)}
     assert [after[row[0]] for row in before] == before
     assert after["100"][-1] is not None  # the merged row, a tombstone now

@@ -18,8 +18,10 @@ import psycopg
 import pytest
 
 from memtui.demo import make_demo_memories
-from memtui.service import Service, Store, Transaction
+from memtui.service import Service
 from memtui.stores import Change, create_native_store, export_store, open_store
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from tests.conftest import NOW, CliResult
 from tests.pg_agent import insert
 from tests.pg_server import PgServer, pg_dsn, pg_server  # noqa: F401
@@ -81,12 +83,12 @@ def service() -> Service:
     return Service(clock=lambda: NOW)
 
 
-def plan_and_apply(path: Path, progress: Reports | None) -> tuple[Store, Transaction, int]:
+def plan_and_apply(path: Path, progress: Reports | None) -> tuple[MemoryStore, Transaction, int]:
     svc = service()
-    store = svc.open(path)
-    plan = svc.plan(store, svc.profile(store))
+    store = svc.stores.open(path)
+    plan = svc.plans.plan(store, svc.profiles.profile(store))
     approved = plan.default_approved()
-    tx = svc.apply(store, plan, approved, progress)
+    tx = svc.plans.apply(store, plan, approved, progress)
     return store, tx, len(tx.changes)
 
 
@@ -101,11 +103,11 @@ def test_apply_undo_and_rollback_report_every_stage_from_zero_to_total(
     applying.assert_well_formed(touched)
 
     undoing = Reports()
-    undo = service().undo(store, tx.id, undoing)
+    undo = service().history.undo(store, tx.id, undoing)
     undoing.assert_well_formed(len(undo.changes))
 
     rolling = Reports()  # back to the applied plan: the file the undo replaced
-    back = service().rollback(store, undo.backup or "", rolling)
+    back = service().history.rollback(store, undo.backup or "", rolling)
     rolling.assert_well_formed(len(back.changes))
 
 
@@ -129,7 +131,7 @@ def _seed_rows(dsn: str, count: int) -> None:
             insert(conn, f"the user noted fact number {n}", importance=0.5)
 
 
-def _halve_importance(store: Store) -> list[Change]:
+def _halve_importance(store: MemoryStore) -> list[Change]:
     return [Change(m, m.with_(importance=m.importance / 2)) for m in store.memories()]
 
 
@@ -138,7 +140,7 @@ def test_postgres_commit_undo_and_rollback_report_every_stage(
 ) -> None:
     _seed_rows(pg_dsn, 300)
     svc = service()
-    store = svc.open(pg_dsn)
+    store = svc.stores.open(pg_dsn)
     changes = _halve_importance(store)
     committing = Reports()
     tx = store.commit(
@@ -146,10 +148,10 @@ def test_postgres_commit_undo_and_rollback_report_every_stage(
     )
     committing.assert_well_formed(300)
     undoing = Reports()
-    svc.undo(store, tx.id, undoing)
+    svc.history.undo(store, tx.id, undoing)
     undoing.assert_well_formed(300)
     rolling = Reports()
-    back = svc.rollback(store, tx.backup or "", rolling)
+    back = svc.history.rollback(store, tx.backup or "", rolling)
     rolling.assert_well_formed(len(back.changes))
 
 
@@ -160,7 +162,7 @@ def test_postgres_commit_results_are_the_same_watched_or_not(
     for watch in (None, Reports()):
         dsn = pg_server.create_database()
         _seed_rows(dsn, 120)
-        store = service().open(dsn)
+        store = service().stores.open(dsn)
         tx = store.commit(
             _halve_importance(store),
             actor="user",

@@ -17,8 +17,14 @@ from textual.pilot import Pilot
 from textual.widgets import ProgressBar
 
 from memtui.demo import make_demo_memories
-from memtui.service import CommitProgress, Plan, Service, Store, Transaction
+from memtui.engine.plan import Plan
+from memtui.service import Service
+from memtui.service.base import Shared
+from memtui.service.plans import Plans
 from memtui.stores import create_native_store, open_store
+from memtui.stores.ledger import Transaction
+from memtui.stores.progress import CommitProgress
+from memtui.stores.protocol import MemoryStore
 from memtui.tui import make_app
 from memtui.tui.app import MemtuiApp
 from memtui.tui.plan_screen import PlanScreen
@@ -29,17 +35,17 @@ from tests.test_tui_walkthrough import notices, ready, shown
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
 
-class HeldService(Service):
+class HeldPlans(Plans):
     """Every progress report of an apply waits for the test to let it go."""
 
-    def __init__(self) -> None:
-        super().__init__(clock=lambda: NOW)
+    def __init__(self, shared: Shared) -> None:
+        super().__init__(shared)
         self.reported: queue.Queue[tuple[str, int, int]] = queue.Queue()
         self.go = threading.Semaphore(0)
 
     def apply(
         self,
-        store: Store,
+        store: MemoryStore,
         plan: Plan,
         approved: Sequence[str] | None = None,
         progress: CommitProgress | None = None,
@@ -51,6 +57,12 @@ class HeldService(Service):
             self.go.acquire(timeout=60)
 
         return super().apply(store, plan, approved, held)
+
+
+class HeldService(Service):
+    def __init__(self) -> None:
+        super().__init__(clock=lambda: NOW)
+        self.plans = self.held = HeldPlans(self.shared)
 
 
 @pytest.fixture
@@ -74,9 +86,9 @@ async def next_report(pilot: Pilot, service: HeldService) -> tuple[str, int, int
     app = pilot.app
     await until(
         pilot,
-        lambda: not service.reported.empty() or app.committing is None,  # type: ignore[attr-defined]
+        lambda: not service.held.reported.empty() or app.committing is None,  # type: ignore[attr-defined]
     )
-    return None if service.reported.empty() else service.reported.get_nowait()
+    return None if service.held.reported.empty() else service.held.reported.get_nowait()
 
 
 async def test_the_working_screen_shows_each_stage_and_a_moving_bar(big_store: Path) -> None:
@@ -111,7 +123,7 @@ async def test_the_working_screen_shows_each_stage_and_a_moving_bar(big_store: P
                 await pilot.pause()
                 keys_answered = any("quits once that is written" in n for n in notices(app))
                 assert app.is_running  # q waits for the commit
-            service.go.release()
+            service.held.go.release()
         for _ in range(3000):  # q asked during the commit: memtui quits once it is written
             if not app.is_running:
                 break

@@ -13,15 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memtui import curate
+from memtui import planfile
 from memtui.demo import make_demo_memories
 from memtui.engine import candidates, planner
 from memtui.engine.candidates import brute_force_pairs, candidate_pairs
-from memtui.engine.plan import _record, field_changes, full_json
+from memtui.engine.plan import field_changes, plan_record
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import get_profile
 from memtui.jsonout import dumps
 from memtui.model import Memory, Source, Status
+from memtui.planfile.full import full_json
 from memtui.stores import create_native_store, open_store
 from memtui.stores.native_format import NativeFormat
 
@@ -121,7 +122,7 @@ _MEMORIES = st.builds(
 @settings(max_examples=300, deadline=None)
 @given(was=_MEMORIES, now=_MEMORIES)
 def test_records_and_field_changes_match_their_references(was: Memory, now: Memory) -> None:
-    record = _record(was)
+    record = plan_record(was)
     assert record == NativeFormat().encode(was, None)
     assert list(record) == list(NativeFormat().encode(was, None) or {})  # the same key order
     a, b = was.to_dict(), now.to_dict()
@@ -153,7 +154,6 @@ def test_a_plan_file_reads_back_as_the_plan_made(profile: str, tmp_path: Path) -
     )
     out = tmp_path / "plan.json"
     key = bytes(range(32))  # its wording sealed, as the service writes it
-    curate.write_plan(made, str(out), seal_key=key)
-    again = curate.read_plan(str(out))
-    curate.check_plan_fits(open_store(path), again, key)
+    planfile.write(made, str(out), seal_key=key)
+    again = planfile.load(str(out), open_store(path), key)
     assert again.to_dict() == made.to_dict()

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memtui import curate
+from memtui import planfile
 from memtui.service import Service
 from memtui.stores import Change, Store
 from tests.conftest import FIXTURES, CliResult
@@ -41,8 +41,7 @@ def test_a_compact_plan_reads_back_as_the_plan_made(
     assert len(bulk) == len({a["rule"] for a in decays}) == 1
     assert [row[0] for row in bulk[0]["rows"]] == [a["id"] for a in decays]
     store = Store.open(store_path)
-    again = curate.read_plan(str(v2))
-    curate.check_plan_fits(store, again, Service().seal_key())
+    again = planfile.load(str(v2), store, Service().plans.seal_key())
     del full["seals"]  # checked, then dropped, as a plan is read
     assert again.to_dict() == full  # every record, reason and score, as the v1 file has them
 
@@ -72,7 +71,9 @@ def test_a_decay_in_a_bulk_record_is_rejectable_on_its_own(
     data = _plan(cli, store, plan)
     [bulk] = [a for a in data["actions"] if a.get("bulk") and a["kind"] == "decay"]
     skipped, kept = bulk["rows"][0], bulk["rows"][1]
-    dependants = [a.id for a in curate.read_plan(str(plan)).actions if skipped[0] in a.depends_on]
+    dependants = [
+        a.id for a in planfile.read_file(str(plan)).plan.actions if skipped[0] in a.depends_on
+    ]
     before = Store.open(store)
     was_skipped, was_kept = before.get(skipped[1]), before.get(kept[1])
     result = cli("apply", store, plan, "--skip", ",".join([skipped[0], *dependants]), "--yes")

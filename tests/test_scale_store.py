@@ -14,9 +14,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memtui import curate
 from memtui.errors import MemtuiError
 from memtui.model import Memory, Status
+from memtui.service import Service
 from memtui.stores import Change, Store, backups, create_native_store, open_store
 from memtui.stores.compaction import ARCHIVE, compact_store
 from tests.conftest import CliResult
@@ -56,7 +56,7 @@ def _history(path: Path) -> None:
             reason=f"edit {i}",
             now=at,
         )
-    curate.merge_by_hand(open_store(path), ["n21", "n24"], content="merged", now=at)
+    Service(clock=lambda: at).merges.merge(open_store(path), ["n21", "n24"], content="merged")
     store = open_store(path)
     m = store.get("n30")
     store.commit(

@@ -140,10 +140,10 @@ async def label(pilot: Pilot) -> None:
 
 async def calibration(pilot: Pilot) -> None:
     service = Service(clock=lambda: NOW)
-    store = service.open("demo.json")
-    pairs, _, _ = service.pairs(store, "memtui", 0.05)
+    store = service.stores.open("demo.json")
+    pairs, _, _ = service.profiles.pairs(store, "memtui", 0.05)
     for n, pair in enumerate(pairs[:40]):  # the 12 closest labelled the same memory
-        service.label(store, [pair.a, pair.b], same=n < 12)
+        service.labels.label(store, [pair.a, pair.b], same=n < 12)
     await _open(pilot, "L")
     await pilot.press("c")
     await settle(pilot)

@@ -75,29 +75,29 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_the_service_opens_edits_merges_and_undoes_a_new_format(toy: Path) -> None:
     svc = Service(clock=lambda: NOW)
-    store = svc.open(toy)
+    store = svc.stores.open(toy)
     assert (store.format_name, len(store)) == ("lines", 3)
-    assert svc.profile(store).name == "longterm"  # its traits' default profile
+    assert svc.profiles.profile(store).name == "longterm"  # its traits' default profile
 
-    svc.edit(store, "t2", EntryEdit(content="Deploys go out on Thursdays"))
-    added = svc.new_memory(store, "Reviews need two approvals")
-    svc.add_memory(store, added)
+    svc.entries.edit(store, "t2", EntryEdit(content="Deploys go out on Thursdays"))
+    added = svc.entries.new_memory(store, "Reviews need two approvals")
+    svc.entries.add_memory(store, added)
     assert added.id.startswith("t") and len(added.id) == 7  # its traits' id style
     assert toy.read_bytes() == ORIGINAL.replace(b"Fridays", b"Thursdays") + (
         f"{added.id}: Reviews need two approvals\n".encode()
     )
 
     # a merge's members leave a file that keeps active entries only
-    assert not svc.keeps_merged(store)
-    merge = svc.merge(store, ["t1", "t3"], content="pytest builds it; tabs indent it")
+    assert not svc.entries.keeps_merged(store)
+    merge = svc.merges.merge(store, ["t1", "t3"], content="pytest builds it; tabs indent it")
     merged = merge.details["merged"]
     assert merged.startswith("t") and {"t1", "t3"}.isdisjoint(m.id for m in store.memories())
     assert f"{merged}: pytest builds it; tabs indent it\n".encode() in toy.read_bytes()
 
     for _ in range(3):
-        svc.undo(store)
+        svc.history.undo(store)
     assert toy.read_bytes() == ORIGINAL
-    assert [m.content for m in svc.open(toy).memories()][1] == "Deploys go out on Fridays"
+    assert [m.content for m in svc.stores.open(toy).memories()][1] == "Deploys go out on Fridays"
 
 
 def test_a_plan_for_a_new_format_uses_its_profile_and_ids_and_is_undone(toy: Path) -> None:
@@ -109,27 +109,27 @@ def test_a_plan_for_a_new_format_uses_its_profile_and_ids_and_is_undone(toy: Pat
     )
     before = toy.read_bytes()
     svc = Service(clock=lambda: NOW)
-    store = svc.open(toy)
-    plan = svc.plan(store, svc.profile(store))
+    store = svc.stores.open(toy)
+    plan = svc.plans.plan(store, svc.profiles.profile(store))
     assert plan.profile == "longterm"
     [merge] = [a for a in plan.actions if a.kind == "merge"]
     [created] = [m for m in merge.after if m.id not in {b.id for b in merge.before}]
     assert created.id.startswith("t") and len(created.id) == 7
-    svc.apply(store, plan)
+    svc.plans.apply(store, plan)
     assert f"{created.id}: ".encode() in toy.read_bytes()
     assert [m.id for m in store.memories()] == ["t3", created.id]  # members left the file
-    svc.undo(store)
+    svc.history.undo(store)
     assert toy.read_bytes() == before
 
 
 def test_its_traits_refuse_what_it_cannot_hold_and_nothing_is_written(toy: Path) -> None:
     svc = Service(clock=lambda: NOW)
-    store = svc.open(toy)
+    store = svc.stores.open(toy)
     with pytest.raises(MemtuiError, match="201 characters; lines stores cap content at 200"):
-        svc.new_memory(store, "x" * 201)
+        svc.entries.new_memory(store, "x" * 201)
     with pytest.raises(MemtuiError, match="lines store's entries carry no user"):
-        svc.new_memory(store, "Ask Dana", user_id="dana")
-    refusal = svc.status_refusal(store, store.get("t1"), Status.ARCHIVED)
+        svc.entries.new_memory(store, "Ask Dana", user_id="dana")
+    refusal = svc.entries.status_refusal(store, store.get("t1"), Status.ARCHIVED)
     assert refusal is not None and refusal.startswith("lines stores hold active entries only")
     assert toy.read_bytes() == ORIGINAL and store.transactions() == []
 

@@ -464,7 +464,7 @@ def test_which_store_memtui_opens(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     from memtui.service import Service
 
     def resolve_store(store, settings, now):  # type: ignore[no-untyped-def]
-        return Service(settings, clock=lambda: now).store_to_open(store)
+        return Service(settings, clock=lambda: now).stores.store_to_open(store)
 
     monkeypatch.setenv("HOME", str(tmp_path))
     path, hint = resolve_store("given.json", Settings(), NOW)

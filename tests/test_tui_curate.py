@@ -12,10 +12,10 @@ import orjson
 import pytest
 from textual.pilot import Pilot
 
-from memtui.curate import record_of
 from memtui.engine.decay import model
 from memtui.engine.profiles import get_profile
 from memtui.model import Status
+from memtui.service.base import record_of
 from memtui.stores import Change, open_store
 from memtui.tui import make_app
 from memtui.tui.app import MemtuiApp
@@ -192,7 +192,7 @@ async def test_history_shows_loading_then_its_rows(
 ) -> None:
     import threading
 
-    from memtui.service import Service
+    from memtui.service.undo import Ledger
 
     path = fixture_copy("items.jsonl")
     store = open_store(path)
@@ -201,13 +201,13 @@ async def test_history_shows_loading_then_its_rows(
         [Change(m, m.with_(importance=0.05))], actor="user", kind="edit", reason="edit 3", now=NOW
     )
     release = threading.Event()
-    backups = Service.backups
+    backups = Ledger.backups
 
-    def slow_backups(self: Service, store: object) -> object:
+    def slow_backups(self: Ledger, store: object) -> object:
         release.wait(timeout=30)
         return backups(self, store)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Service, "backups", slow_backups)
+    monkeypatch.setattr(Ledger, "backups", slow_backups)
     app = app_for(path)
     async with app.run_test(size=(140, 40)) as pilot:
         await ready(pilot)

@@ -14,8 +14,11 @@ from textual import events
 from textual.widgets import OptionList, Static
 
 from memtui.model import Memory, Source, Status
-from memtui.service import CommitProgress, Service, Store, Transaction
+from memtui.service.undo import Ledger
 from memtui.stores import open_store
+from memtui.stores.ledger import Transaction
+from memtui.stores.progress import CommitProgress
+from memtui.stores.protocol import MemoryStore
 from memtui.tui.app import MemtuiApp
 from memtui.tui.decay_screen import DecayScreen
 from memtui.tui.entry_form import EntryFormScreen
@@ -230,18 +233,18 @@ async def test_a_long_commit_shows_what_it_does_and_the_screen_stays_live(
     demo_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     release = threading.Event()
-    real_undo = Service.undo
+    real_undo = Ledger.undo
 
     def slow_undo(
-        self: Service,
-        store: Store,
+        self: Ledger,
+        store: MemoryStore,
         tx_id: int | None = None,
         progress: CommitProgress | None = None,
     ) -> Transaction:
         release.wait(30)
         return real_undo(self, store, tx_id, progress)
 
-    monkeypatch.setattr(Service, "undo", slow_undo)
+    monkeypatch.setattr(Ledger, "undo", slow_undo)
     app = app_for(demo_copy)
     async with app.run_test(size=(100, 30)) as pilot:
         await ready(pilot)

@@ -17,8 +17,9 @@ from textual.pilot import Pilot
 from textual.screen import ModalScreen
 from textual.widgets import Input, TextArea
 
+from memtui.config import Settings
 from memtui.demo import make_demo_memories
-from memtui.service import Service, Settings
+from memtui.service import Service
 from memtui.stores import create_native_store, open_store
 from memtui.tui import make_app
 from memtui.tui.app import MemtuiApp

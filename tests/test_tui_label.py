@@ -66,31 +66,31 @@ def verdicts(cli: Callable[..., CliResult], path: Path) -> dict[tuple[str, ...],
 
 def test_pairs_to_label_lie_near_the_line_on_both_sides_alternating(tea: Path) -> None:
     service = Service(clock=lambda: NOW)
-    store = service.open(tea)
-    pairs = service.pairs_to_label(store)
+    store = service.stores.open(tea)
+    pairs = service.labels.pairs_to_label(store)
     ids = [(p.a.id, p.b.id) for p in pairs]
     # m06~m07 (0.85) is too sure to teach anything; m08, m09 are another user; m10 archived
     assert ids == [("m04", "m05"), ("m00", "m01"), ("m02", "m03")]
     assert [p.score >= p.line for p in pairs] == [True, False, False]
     assert all(abs(p.score - 0.55) <= 0.2 for p in pairs)
     assert all(p.method == "memtui" and set(p.scores) >= {"pi", "memtui"} for p in pairs)
-    assert service.pairs_to_label(service.open(tea)) == pairs  # deterministic
+    assert service.labels.pairs_to_label(service.stores.open(tea)) == pairs  # deterministic
 
 
 def test_pairs_to_label_leave_out_labelled_pairs(tea: Path) -> None:
     service = Service(clock=lambda: NOW)
-    store = service.open(tea)
-    service.label(store, ["m05", "m04"], same=False)
-    service.label(store, ["m00", "m01", "m02"], same=True)  # a group decides its pairs too
-    assert [(p.a.id, p.b.id) for p in service.pairs_to_label(store)] == [("m02", "m03")]
+    store = service.stores.open(tea)
+    service.labels.label(store, ["m05", "m04"], same=False)
+    service.labels.label(store, ["m00", "m01", "m02"], same=True)  # a group decides its pairs too
+    assert [(p.a.id, p.b.id) for p in service.labels.pairs_to_label(store)] == [("m02", "m03")]
 
 
 def test_pairs_to_label_put_no_entry_in_two_pairs_running(
     fixture_copy: Callable[[str], Path],
 ) -> None:
     service = Service(clock=lambda: NOW)
-    store = service.open(fixture_copy("realistic-store.json"))
-    pairs = service.pairs_to_label(store, 60)
+    store = service.stores.open(fixture_copy("realistic-store.json"))
+    pairs = service.labels.pairs_to_label(store, 60)
     assert len(pairs) == 60
     for before, after in itertools.pairwise(pairs):
         assert not {before.a.id, before.b.id} & {after.a.id, after.b.id}
@@ -180,7 +180,7 @@ def test_label_without_ids_opens_the_labelling_screen(
 
 async def test_curve_with_too_few_labels_says_how_many_more(tea: Path) -> None:
     service = Service(clock=lambda: NOW)
-    service.label(service.open(tea), ["m04", "m05"], same=True)
+    service.labels.label(service.stores.open(tea), ["m04", "m05"], same=True)
     app = app_for(tea)
     async with app.run_test(size=(120, 34)) as pilot:
         await ready(pilot)
@@ -200,12 +200,12 @@ async def test_curve_shows_precision_recall_and_the_config_lines(
 ) -> None:
     path = fixture_copy("realistic-store.json")
     service = Service(clock=lambda: NOW)
-    store = service.open(path)
-    pairs, _, _ = service.pairs(store, "memtui", 0.05)
+    store = service.stores.open(path)
+    pairs, _, _ = service.profiles.pairs(store, "memtui", 0.05)
     for n, pair in enumerate(pairs[:40]):  # the 12 closest are the same memory
-        service.label(store, [pair.a, pair.b], same=n < 12)
-    report = service.calibrate(store)
-    assert service.calibration_shortfall(store) is None
+        service.labels.label(store, [pair.a, pair.b], same=n < 12)
+    report = service.calibration.calibrate(store)
+    assert service.calibration.calibration_shortfall(store) is None
     config = report.config_lines()
     assert config is not None
     app = app_for(path)

@@ -14,8 +14,8 @@ import pytest
 from textual.pilot import Pilot
 
 from memtui.demo import make_demo_memories
-from memtui.service import Transaction
 from memtui.stores import create_native_store
+from memtui.stores.ledger import Transaction
 from memtui.tui.clusters_screen import ClustersScreen
 from memtui.tui.history_screen import transaction_detail
 from memtui.tui.plan_screen import PlanScreen
@@ -164,13 +164,13 @@ async def test_opening_the_plan_review_plans_once_and_warns_of_nothing(
 ) -> None:
     app = app_for(demo)
     planned: list[str] = []
-    plan = app.service.plan
+    plan = app.service.plans.plan
 
     def counting_plan(*args: object, **kw: object) -> object:
         planned.append("plan")
         return plan(*args, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(app.service, "plan", counting_plan)
+    monkeypatch.setattr(app.service.plans, "plan", counting_plan)
     async with app.run_test(size=SMALL) as pilot:
         await ready(pilot)
         await pilot.press("p")

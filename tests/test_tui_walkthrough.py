@@ -17,8 +17,8 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Tree
 
 from memtui import locations
-from memtui.curate import History
 from memtui.model import Memory, Status
+from memtui.service import History
 from memtui.stores import open_store
 from memtui.tui import make_app
 from memtui.tui.app import HomeScreen, MemtuiApp

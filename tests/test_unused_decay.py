@@ -92,14 +92,13 @@ def test_a_saved_plan_of_a_never_used_store_applies_its_half_life(
     path = tmp_path / "store.json"
     create_native_store(path, _never_used(), now=YEAR_AGO, kind="import", reason="test")
     svc = Service()
-    plan = svc.plan(svc.open(path), get_profile("default"), now=NOW)
+    plan = svc.plans.plan(svc.stores.open(path), get_profile("default"), now=NOW)
     plan_file = tmp_path / "plan.json"
-    svc.write_plan(plan, str(plan_file), version)
-    read = svc.read_plan(str(plan_file))
-    store = svc.open(path)
-    svc.check_plan_fits(store, read)
+    svc.plans.write_plan(plan, str(plan_file), version)
+    store = svc.stores.open(path)
+    read = svc.plans.load_plan(str(plan_file), store)
     decays = [a.id for a in read.actions if a.kind == "decay"]
-    svc.apply(store, read, decays)
+    svc.plans.apply(store, read, decays)
     kept = {m.id: m for m in Store.open(path).memories()}
     assert kept["m0"].importance == pytest.approx(0.6 * 0.5 ** (365 / 462))
     assert kept["m3"].importance == pytest.approx(0.6 * 0.5 ** (365 / 231))

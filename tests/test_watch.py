@@ -22,7 +22,6 @@ from typing import Any
 import psycopg
 
 from memtui.service import Service
-from memtui.service.outside import OutsideService
 from tests.conftest import FIXTURES, CliResult
 from tests.pg_agent import insert, rows, tombstone, update
 from tests.pg_server import PgServer, pg_dsn, pg_server  # noqa: F401
@@ -132,7 +131,7 @@ def _run(watcher: Watcher, agent: Agent, new: Callable[[int], dict[str, Any]]) -
 
 def _recorded(store: str) -> set[tuple[str, str]]:
     svc = Service()
-    events = OutsideService(svc).events(svc.open(store), archived=True)
+    events = svc.outside.events(svc.stores.open(store), archived=True)
     return {
         (c.id, json.dumps(c.before_raw, sort_keys=True))
         for e in events

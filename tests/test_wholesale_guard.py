@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from memtui import curate
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import PROFILE_NAMES, get_profile
 from memtui.model import Memory, Status
@@ -174,11 +173,10 @@ def test_a_saved_plan_still_asks_and_an_edited_one_does_not_slip_through(
 ) -> None:
     store = _store(tmp_path, [_entry(n, old=True) for n in range(6)])
     svc = Service()
-    plan = svc.plan(svc.open(store), get_profile("default"), now=NOW)
+    plan = svc.plans.plan(svc.stores.open(store), get_profile("default"), now=NOW)
     path = tmp_path / "plan.json"
-    svc.write_plan(plan, str(path), version)
-    read = svc.read_plan(str(path))
-    svc.check_plan_fits(svc.open(store), read)
+    svc.plans.write_plan(plan, str(path), version)
+    read = svc.plans.load_plan(str(path), svc.stores.open(store))
     assert read.warnings == plan.warnings != []
     archived = [a for a in read.actions if a.kind == "archive"]
     assert len(archived) == 6 and all(a.needs_decision for a in archived)
@@ -194,8 +192,7 @@ def test_a_saved_plan_still_asks_and_an_edited_one_does_not_slip_through(
         if isinstance(action.get("details"), dict):
             action["details"].pop("wholesale", None)
     path.write_text(json.dumps(data))
-    edited = curate.read_plan(str(path))
-    svc.check_plan_fits(svc.open(store), edited)
+    edited = svc.plans.load_plan(str(path), svc.stores.open(store))
     assert edited.warnings == plan.warnings
     approved = set(edited.default_approved())
     assert not approved & {a.id for a in edited.actions if a.kind == "archive"}

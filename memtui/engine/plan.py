@@ -5,38 +5,21 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
+from memtui.engine.kinds import KINDS
 from memtui.errors import MemtuiError
-from memtui.jsonout import dumps
 from memtui.model import MEMORY_FIELDS, Memory, memory_values
-from memtui.stores.native_format import NativeFormat
-from memtui.times import format_iso, parse_iso_or_none
+from memtui.times import format_iso
 from memtui.times import format_iso_cached as _iso
 
-_RECORDS = NativeFormat()
-_PLAN_PATH = Path("plan")
 PLAN_FORMAT = "memtui-plan"
 PLAN_VERSION = 1
 """The full form (`Plan.to_dict`): a whole record before and after each action. Plan files are
-written in version 2 (`plan_compact.compact_plan`); both are read."""
-READ_VERSIONS = (1, 2)
-KINDS = (
-    "decay",
-    "absorb",
-    "merge",
-    "conflict",
-    "supersede",
-    "insight",
-    "expire",
-    "archive",
-    "deprecate",
-    "promote",
-)
+written in version 2 (`memtui.planfile.compact`); both are read (`memtui.planfile`)."""
 
 
 @dataclass(slots=True)
@@ -59,7 +42,7 @@ class Action:
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self, record: Callable[[Memory], dict[str, Any]] | None = None) -> dict[str, Any]:
-        record = record or _record
+        record = record or plan_record
         return {
             **self.head(),
             "before": [record(m) for m in self.before],
@@ -94,18 +77,9 @@ class Plan:
     params: dict[str, Any]
     actions: list[Action]
     health: dict[str, Any] = field(default_factory=dict)
-    pending: dict[str, Any] | None = field(default=None, repr=False, compare=False)
-    """A plan read from a version-2 file: each action's compact record, until the store it was
-    made from fills in the records (`curate.check_plan_fits`)."""
     decisions: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
     """A person's approvals (True) and rejections (False) that differ from the default, kept
     with a saved plan."""
-    seals: tuple[str, dict[str, str]] | None = field(default=None, repr=False, compare=False)
-    """A plan read from a file: the id of the key that sealed its wording and each worded
-    action's seal, until they are checked (`plan_seal.check_seals`)."""
-    fits: tuple[str, str, bytes | None] | None = field(default=None, repr=False, compare=False)
-    """The store (path, fingerprint) and seal key the last check found this plan fits
-    (`curate.check_plan_fits`, which then need not check again)."""
     warnings: list[str] = field(default_factory=list)
     """What a person must know before approving, said first (engine/wholesale.py)."""
     _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
@@ -146,7 +120,7 @@ class Plan:
         return actions[position]
 
     def to_dict(self) -> dict[str, Any]:
-        return self.file_fields([a.to_dict(_memo(_record)) for a in self.actions])
+        return self.file_fields([a.to_dict(_memo(plan_record)) for a in self.actions])
 
     def file_fields(self, actions: list[Any], version: int = PLAN_VERSION) -> dict[str, Any]:
         """The plan file's fields around `actions` (as a file of `version` holds them)."""
@@ -168,36 +142,8 @@ class Plan:
         return out
 
 
-def full_json(plan: Plan) -> bytes:
-    """`dumps(plan.to_dict())` (compact), built action by action (`full_json_parts`)."""
-    return b"".join(full_json_parts(plan))
-
-
-def full_json_parts(plan: Plan) -> Iterator[bytes]:
-    """`dumps(plan.to_dict())` (compact) in pieces, one per action: the records are never all
-    held as dicts at once (nor as orjson's oversized buffers)."""
-    whole = plan.file_fields([])
-    head = dumps({k: v for k, v in whole.items() if k not in ("summary", "health")})
-    tail = dumps({k: v for k, v in whole.items() if k in ("summary", "health")})
-    yield head[: -len(b"[]}")] + b"["
-    for n, action in enumerate(plan.actions):
-        yield b"".join(
-            [
-                b"," if n else b"",
-                dumps(action.head())[:-1],
-                b',"before":[',
-                b",".join([dumps(_record(m)) for m in action.before]),
-                b'],"after":[',
-                b",".join([dumps(_record(m)) for m in action.after]),
-                b"],",
-                dumps(action.tail())[1:],
-            ]
-        )
-    yield b"]," + tail[1:]
-
-
-def _record(m: Memory) -> dict[str, Any]:
-    """A record in a plan: the native store's form (`_RECORDS.encode`: `to_dict` without the
+def plan_record(m: Memory) -> dict[str, Any]:
+    """A record in a plan: the native store's form (`NativeFormat.encode`: `to_dict` without the
     fields at None, False, [] or {}), built directly (a big plan holds 300k of them)."""
     out: dict[str, Any] = {}
     if m.id is not None:
@@ -365,8 +311,6 @@ def plan_changes(plan: Plan, approved: Sequence[str]) -> list[PlannedChange]:
 
     An action needs the actions it depends on: approving one without them is refused.
     """
-    if plan.pending is not None:
-        raise MemtuiError("the plan is not yet checked against its store (check_plan_fits)")
     chosen = set(approved)
     unknown = chosen - {a.id for a in plan.actions}
     if unknown:
@@ -396,101 +340,3 @@ def plan_changes(plan: Plan, approved: Sequence[str]) -> list[PlannedChange]:
                 first[memory.id] = before.get(memory.id)
             last[memory.id] = memory
     return [PlannedChange(first[i], last[i]) for i in last if first[i] != last[i]]
-
-
-# -- reading a plan file ----------------------------------------------------------------------
-
-
-def plan_from_dict(data: Any, source: str) -> Plan:
-    """A plan read back from JSON; a malformed one gets a one-line MemtuiError."""
-
-    def bad(problem: str) -> MemtuiError:
-        return MemtuiError(f"{source}: not a usable plan file ({problem})")
-
-    if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
-        raise bad(f"'format' is not {PLAN_FORMAT!r}")
-    version = data.get("version")
-    if version not in READ_VERSIONS or isinstance(version, bool):
-        raise bad(f"version {version!r}; this memtui reads versions 1 and 2")
-    for key in ("store", "store_format", "store_fingerprint", "profile", "now"):
-        if not isinstance(data.get(key), str):
-            raise bad(f"{key!r} is missing or not a string")
-    actions_raw = data.get("actions")
-    if not isinstance(actions_raw, list):
-        raise bad("'actions' is not a list")
-    now = parse_iso_or_none(data["now"])
-    if now is None:
-        raise bad("'now' is not an RFC 3339 time")
-    params = data["params"] if isinstance(data.get("params"), dict) else {}
-    pending = None
-    read: list[Action] = []
-    if version == 2:
-        from memtui.engine.plan_compact import actions_from_compact
-
-        try:
-            read, pending = actions_from_compact(actions_raw, params)
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise bad(f"an action is malformed: {e!s}") from None
-    actions = []
-    seen: set[str] = set()
-    for n, raw in enumerate(read if pending is not None else actions_raw):
-        try:
-            action = raw if isinstance(raw, Action) else _action_from_dict(raw)
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise bad(f"action {n} is malformed: {e!s}") from None
-        if action.kind not in KINDS:
-            raise bad(f"action {action.id} has an unknown kind {action.kind!r}")
-        if action.id in seen:
-            raise bad(f"two actions share the id {action.id!r}")
-        if any(d not in seen for d in action.depends_on):
-            raise bad(f"action {action.id} depends on an action that does not come before it")
-        seen.add(action.id)
-        actions.append(action)
-    health = data["health"] if isinstance(data.get("health"), dict) else {}
-    warnings = data.get("warnings", [])
-    if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
-        raise bad("'warnings' is not a list of text")
-    plan = Plan(
-        data["store"],
-        data["store_format"],
-        data["store_fingerprint"],
-        data["profile"],
-        now,
-        params,
-        actions,
-        health,
-        pending,
-    )
-    plan.warnings = warnings
-    return plan
-
-
-def _memory(raw: Any) -> Memory:
-    """A record as the native store checks it: types, statuses, times."""
-    try:
-        return _RECORDS.decode(raw, _PLAN_PATH)
-    except MemtuiError as e:
-        raise ValueError(str(e).removeprefix("plan: ")) from None
-
-
-def _action_from_dict(raw: dict[str, Any]) -> Action:
-    targets = raw["targets"]
-    if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
-        raise ValueError("targets must be a list of ids")
-    scores = raw.get("scores") or {}
-    if not isinstance(scores, dict):
-        raise ValueError("scores must be an object")
-    return Action(
-        id=str(raw["id"]),
-        kind=str(raw["kind"]),
-        targets=targets,
-        before=[_memory(m) for m in raw["before"]],
-        after=[_memory(m) for m in raw["after"]],
-        rule=str(raw.get("rule", "")),
-        scores={str(k): float(v) for k, v in scores.items()},
-        reason=str(raw.get("reason", "")),
-        depends_on=[str(d) for d in raw.get("depends_on") or []],
-        needs_decision=bool(raw.get("needs_decision", False)),
-        actor=str(raw.get("actor", "plan")),
-        details=dict(raw.get("details") or {}),
-    )

@@ -4,7 +4,7 @@ none of those actions by itself. Each of them needs a decision, and the plan say
 
 The planner holds them as its last step. A plan file's bulk rows record them as their rule made
 them (`unheld`), and a plan read from a file is held again against the store it is applied to
-(`curate.check_plan_fits`): what is held follows from the plan and the store, so a file edited
+(`planfile.checks.check_fits`): what is held follows from the plan and the store, so a file edited
 to pre-approve them does not get them applied without a person's decision.
 """
 

@@ -5,89 +5,101 @@ prints; the TUI shows and asks; neither builds engine or store objects itself, s
 content cap, which profile a store gets, what an edit may change) lives here and behaves the
 same in both.
 
-`Service` is one face composed of a part per concern, each in its own module: opening stores
-(`opening`), changing one entry (`entry_edits`), merges (`merges`), undo and backups (`undo`),
-profiles and what they measure (`profiles`), plans (`plans`), labels (`labels`) and calibration
-(`calibration`); `base` holds what they share. Callers import from `memtui.service` only.
+`Service` is composed of a part per concern, each in its own module and each handed what it
+needs (`base.Shared`: the settings, the clock, notices; another part where it builds on one):
+`stores` (opening, `opening`), `entries` (changing one entry, `entry_edits`), `merges` (merges,
+supersedes, restores, lineage), `history` (the ledger's images, undo and backups, `undo`),
+`profiles`, `plans`, `labels`, `calibration` and `outside` (what the agent changed).
+Call `svc.plans.apply(...)`.
 """
 
 from __future__ import annotations
 
-from memtui.config import Settings, load_user_settings
-from memtui.curate import History, Lineage
-from memtui.demo import DEFAULT_SIZE as DEFAULT_DEMO_SIZE
-from memtui.engine.calibration import DEFAULT_TARGET_PRECISION
-from memtui.engine.candidates import Pair
-from memtui.engine.decay import MODELS as DECAY_MODELS
-from memtui.engine.decay import DecayModel
-from memtui.engine.grouping import Group
-from memtui.engine.plan import KINDS, Action, Plan, closure
-from memtui.engine.planner import Cancelled
-from memtui.engine.profiles import PROFILE_NAMES, Profile
-from memtui.engine.similarity import METHODS
-from memtui.service.base import Store, clock_from_env, parse_time
-from memtui.service.calibration import CALIBRATION_METHODS, Calibration, CalibrationMixin
-from memtui.service.entry_edits import EntryEdit, EntryEditsMixin
-from memtui.service.labels import LabelPair, LabelsMixin
-from memtui.service.merges import MergesMixin
-from memtui.service.opening import DEMO_MAX_SIZE, StoresMixin
-from memtui.service.plans import LlmRequest, PlansMixin, plan_summary
-from memtui.service.profiles import ProfilesMixin
-from memtui.service.undo import UndoMixin
-from memtui.stores import EXPORT_FORMATS, Backup, Transaction
-from memtui.stores.labels import Label
-from memtui.stores.progress import CommitProgress
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memtui import locations
+from memtui.config import Settings, load_user_settings, save_setting
+from memtui.service.base import History, Shared, clock_from_env, parse_time
+from memtui.service.calibration import CALIBRATION_METHODS, Calibration, CalibrationPart
+from memtui.service.entry_edits import Entries, EntryEdit
+from memtui.service.labels import LabelPair, Labels
+from memtui.service.merges import Lineage, Merges
+from memtui.service.opening import DEMO_MAX_SIZE, Stores
+from memtui.service.outside import Outside
+from memtui.service.plans import LlmRequest, Plans, plan_summary
+from memtui.service.profiles import Profiles
+from memtui.service.undo import Ledger
 
 __all__ = [
     "CALIBRATION_METHODS",
-    "DECAY_MODELS",
-    "DEFAULT_DEMO_SIZE",
-    "DEFAULT_TARGET_PRECISION",
     "DEMO_MAX_SIZE",
-    "EXPORT_FORMATS",
-    "KINDS",
-    "METHODS",
-    "PROFILE_NAMES",
-    "Action",
-    "Backup",
     "Calibration",
-    "Cancelled",
-    "CommitProgress",
-    "DecayModel",
     "EntryEdit",
-    "Group",
     "History",
-    "Label",
     "LabelPair",
     "Lineage",
     "LlmRequest",
-    "Pair",
-    "Plan",
-    "Profile",
     "Service",
     "Settings",
-    "Store",
-    "Transaction",
     "clock_from_env",
-    "closure",
     "parse_time",
     "plan_summary",
 ]
+"""What the service itself declares (and the settings it is built from); the front ends import
+the record, plan, store and engine types they show from where those are declared (the contracts
+in pyproject.toml say which)."""
 
 
-class Service(
-    StoresMixin,
-    EntryEditsMixin,
-    MergesMixin,
-    UndoMixin,
-    PlansMixin,
-    CalibrationMixin,
-    LabelsMixin,
-    ProfilesMixin,
-):
+class Service:
     """Every operation either front end offers, built once from the settings and a clock."""
+
+    def __init__(
+        self, settings: Settings | None = None, clock: Callable[[], datetime] | None = None
+    ) -> None:
+        self.shared = Shared(settings, clock)
+        self.stores = Stores(self.shared)
+        self.entries = Entries(self.shared)
+        self.merges = Merges(self.shared)
+        self.history = Ledger(self.shared)
+        self.profiles = Profiles(self.shared)
+        self.plans = Plans(self.shared)
+        self.labels = Labels(self.shared, self.profiles)
+        self.calibration = CalibrationPart(self.shared, self.labels)
+        self.outside = Outside(self.shared)
 
     @classmethod
     def from_config(cls, flag: str | None = None) -> Service:
         """Settings read once from `--config`, else `$MEMTUI_CONFIG`, else the default place."""
         return cls(load_user_settings(flag))
+
+    @property
+    def settings(self) -> Settings:
+        return self.shared.settings
+
+    def now(self) -> datetime:
+        return self.shared.now()
+
+    def notices(self) -> list[str]:
+        """One-line notes for the user gathered since the last call (e.g. how to get
+        embeddings), each said once."""
+        out, self.shared.notices = self.shared.notices, []
+        return out
+
+    def log_error(self, text: str) -> Path | None:
+        """Append a bug's traceback to the error log; where it went, or None if it could not
+        be written (the front end still says the bug in one line)."""
+        path = locations.error_log()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as log:
+                log.write(f"--- {datetime.now(UTC).isoformat(timespec='seconds')}\n{text}")
+        except OSError:
+            return None
+        return path
+
+    def save_setting(self, table: str, key: str, value: str, path: Path | None = None) -> None:
+        """Write one setting to the config file (default: the one in use), keeping the rest of
+        it as it is."""
+        save_setting(path or self.settings.path or locations.config_file(), table, key, value)

@@ -1,27 +1,24 @@
 """What every part of the service shares: the settings, the clock, notices for the user, a
-store's history, and where memtui keeps its own files about a store."""
+store's history as its ledger holds it, and where memtui keeps its own files about a store."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from hashlib import sha256
 from pathlib import Path
-from typing import TypeAlias
 
 from memtui import locations
-from memtui.config import Settings, save_setting
-from memtui.curate import History, record_of
+from memtui.config import Settings
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.stores import MemoryStore
+from memtui.stores import MemoryStore, Transaction
+from memtui.stores.ledger import ChangeImage
 from memtui.stores.store import Store as FileStore
 from memtui.textsafe import has_surrogates
 from memtui.times import parse_iso_or_none
-
-Store: TypeAlias = MemoryStore
-"""What the front ends hold: any store (a file, a database table)."""
 
 
 def clock_from_env() -> datetime:
@@ -38,52 +35,74 @@ def parse_time(text: str, what: str) -> datetime:
     return when
 
 
-class ServiceBase:
-    """The settings (read once) and the clock every operation reads `now` from."""
+class Shared:
+    """What every part of the service is given: the settings (read once), the clock every
+    operation reads `now` from, and what the parts gather for the user between calls."""
 
     def __init__(
         self, settings: Settings | None = None, clock: Callable[[], datetime] | None = None
     ) -> None:
         self.settings = settings if settings is not None else Settings()
-        self._clock = clock or clock_from_env
-        self._opened: list[FileStore] = []  # whose sidecar problems are worth a warning
-        self._notices: list[str] = []
-        self._hinted = False  # the embed extra's install hint is said once
-        self._seal_key: bytes | None = None
+        self.clock = clock or clock_from_env
+        self.opened: list[FileStore] = []  # whose sidecar problems are worth a warning
+        self.notices: list[str] = []
+        self.hinted = False  # the embed extra's install hint is said once
 
     def now(self) -> datetime:
-        return self._clock()
+        return self.clock()
 
-    def notices(self) -> list[str]:
-        """One-line notes for the user gathered since the last call (e.g. how to get
-        embeddings), each said once."""
-        out, self._notices = self._notices, []
-        return out
 
-    def log_error(self, text: str) -> Path | None:
-        """Append a bug's traceback to the error log; where it went, or None if it could not
-        be written (the front end still says the bug in one line)."""
-        path = locations.error_log()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as log:
-                log.write(f"--- {datetime.now(UTC).isoformat(timespec='seconds')}\n{text}")
-        except OSError:
+class Part:
+    """A part of the service: what it needs of the others is handed to it."""
+
+    def __init__(self, shared: Shared) -> None:
+        self.shared = shared
+
+
+@dataclass(slots=True)
+class History:
+    """Every image the ledger holds of each entry, oldest first."""
+
+    images: dict[str, list[tuple[Transaction, ChangeImage]]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, store: MemoryStore) -> History:
+        history = cls()
+        for tx in store.transactions():
+            for change in tx.changes:
+                history.images.setdefault(change.id, []).append((tx, change))
+        return history
+
+    def latest(self, ident: str) -> ChangeImage | None:
+        images = self.images.get(ident)
+        return images[-1][1] if images else None
+
+    def created_by_merge(self, ident: str) -> bool | None:
+        """True if a transaction created it, False if it existed before, None if unknown."""
+        images = self.images.get(ident)
+        if not images:
             return None
-        return path
+        first = images[0][1]
+        return first.before is None
 
-    def save_setting(self, table: str, key: str, value: str, path: Path | None = None) -> None:
-        """Write one setting to the config file (default: the one in use), keeping the rest of
-        it as it is."""
-        save_setting(path or self.settings.path or locations.config_file(), table, key, value)
 
-    def history(self, store: Store) -> History:
-        """Every image the ledger holds of each entry."""
-        return History.of(store)
-
-    def record(self, store: Store, memory_id: str, history: History | None = None) -> Memory | None:
-        """The entry as the store holds it, or as the ledger last saw it."""
-        return record_of(store, memory_id, history)
+def record_of(store: MemoryStore, ident: str, history: History | None = None) -> Memory | None:
+    """The entry as the store holds it, or as the ledger last saw it (pi stores drop merged
+    and superseded entries from the file; their records live on in the ledger). Lineage fields
+    the file cannot hold come from the ledger."""
+    history = history or History.of(store)
+    current = store.find(ident)
+    image = history.latest(ident)
+    remembered = image.after_memory() if image is not None else None
+    if current is None:
+        return remembered
+    if remembered is not None and not store.traits.lineage_in_store:
+        return current.with_(
+            supersedes=remembered.supersedes,
+            superseded_by=remembered.superseded_by,
+            superseded_at=remembered.superseded_at,
+        )
+    return current
 
 
 def check_text(what: str, text: str) -> None:
@@ -96,13 +115,13 @@ def check_text(what: str, text: str) -> None:
         )
 
 
-def file_store(store: Store, what: str) -> FileStore:
+def file_store(store: MemoryStore, what: str) -> FileStore:
     if isinstance(store, FileStore):
         return store
     raise MemtuiError(f"{store.path}: {what} works on store files, not on a database")
 
 
-def side_folder(store: Store) -> Path:
+def side_folder(store: MemoryStore) -> Path:
     """Where memtui keeps its own files about `store` (embeddings, labels): beside a store
     file, in memtui's data folder for a database."""
     if store.sidecar is not None:
@@ -110,7 +129,7 @@ def side_folder(store: Store) -> Path:
     return locations.data_dir() / "stores" / sha256(str(store.path).encode()).hexdigest()[:16]
 
 
-def embeddings_folder(store: Store) -> Path:
+def embeddings_folder(store: MemoryStore) -> Path:
     """Where the sentence vectors of `store`'s texts are cached: planning and calibration read
     and add to the same cache."""
     return side_folder(store) / "embeddings"

@@ -17,31 +17,36 @@ from memtui.engine.calibration import (
 )
 from memtui.engine.similarity import METHODS
 from memtui.errors import MemtuiError
-from memtui.service.base import Store, embeddings_folder
-from memtui.service.labels import LabelsMixin, decided_pairs
+from memtui.service.base import Part, Shared, embeddings_folder
+from memtui.service.labels import Labels, decided_pairs
+from memtui.stores.protocol import MemoryStore
 
 # what `calibrate` can measure: every method, and `memtui` with local embeddings (the extra)
 CALIBRATION_METHODS = (*METHODS, EMBED_METHOD)
 
 
-class CalibrationMixin(LabelsMixin):
+class CalibrationPart(Part):
     """Precision and recall per threshold from the labels."""
 
-    def calibration_shortfall(self, store: Store) -> str | None:
+    def __init__(self, shared: Shared, labels: Labels) -> None:
+        super().__init__(shared)
+        self.labels = labels
+
+    def calibration_shortfall(self, store: MemoryStore) -> str | None:
         """What labels are still missing before a calibration curve means something (one
         line), or None when there are enough."""
-        return labels_shortfall(*self.label_counts(store))
+        return labels_shortfall(*self.labels.label_counts(store))
 
     def calibrate(
         self,
-        store: Store,
+        store: MemoryStore,
         methods: Sequence[str] | None = None,
         target_precision: float = DEFAULT_TARGET_PRECISION,
     ) -> Calibration:
         """Precision, recall and F1 per threshold for each method from the store's labels."""
         if not 0.0 < target_precision <= 1.0:
             raise MemtuiError(f"the precision target must be in (0, 1], got {target_precision}")
-        labels = self.labels(store)
+        labels = self.labels.labels(store)
         texts = {i: t for label in labels for i, t in zip(label.ids, label.texts, strict=True)}
         decided = decided_pairs(labels)
         if not decided:
@@ -64,14 +69,16 @@ class CalibrationMixin(LabelsMixin):
             results.append(calibrate(method, scored, target_precision))
         return Calibration(
             str(store.path),
-            self.profile(store).name,
+            self.labels.profiles.profile(store).name,
             len(verdicts),
             sum(verdicts),
             target_precision,
             results,
         )
 
-    def _embedded_pair_scores(self, store: Store, pairs: Sequence[tuple[str, str]]) -> list[float]:
+    def _embedded_pair_scores(
+        self, store: MemoryStore, pairs: Sequence[tuple[str, str]]
+    ) -> list[float]:
         """The `memtui+embed` score of labelled text pairs (vectors cached beside the store)."""
         from memtui.embedding import EmbeddingsUnavailable, cached_embeddings, load_embedder
 

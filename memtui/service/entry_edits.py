@@ -10,8 +10,9 @@ from typing import Any
 
 from memtui.errors import MemtuiError
 from memtui.model import HIDDEN_STATUSES, Memory, Status
-from memtui.service.base import ServiceBase, Store, check_text
+from memtui.service.base import Part, check_text
 from memtui.stores import Actor, Change, Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.traits import HandRules
 
 
@@ -29,14 +30,14 @@ class EntryEdit:
         return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}
 
 
-def hand_rules(store: Store) -> HandRules:
+def hand_rules(store: MemoryStore) -> HandRules:
     return store.traits.hand
 
 
-class EntryEditsMixin(ServiceBase):
+class Entries(Part):
     """Edits of one entry, each one transaction."""
 
-    def edited(self, store: Store, memory_id: str, edit: EntryEdit) -> Memory | None:
+    def edited(self, store: MemoryStore, memory_id: str, edit: EntryEdit) -> Memory | None:
         """What the entry would become (nothing is written), or None when nothing would
         change; refused, with the reason, where the store's format cannot hold it (its traits:
         pi caps content at 500 characters, has six types and holds active entries only)."""
@@ -56,11 +57,11 @@ class EntryEditsMixin(ServiceBase):
             self._check_status_fits(store, edit.status)
         if not any(getattr(before, k) != v for k, v in changes.items()):
             return None
-        after = before.with_(**changes, updated_at=self.now())
+        after = before.with_(**changes, updated_at=self.shared.now())
         self._check_held(store, after, changes)
         return after
 
-    def _check_held(self, store: Store, after: Memory, changes: dict[str, Any]) -> None:
+    def _check_held(self, store: MemoryStore, after: Memory, changes: dict[str, Any]) -> None:
         """Refuse a field the store's file cannot keep (Hermes' entries are text only), rather
         than record an edit that changes nothing."""
         held = store.visible(after)
@@ -74,7 +75,7 @@ class EntryEditsMixin(ServiceBase):
                 )
 
     def edit(
-        self, store: Store, memory_id: str, edit: EntryEdit, reason: str | None = None
+        self, store: MemoryStore, memory_id: str, edit: EntryEdit, reason: str | None = None
     ) -> Transaction | None:
         """Change one entry as one transaction; None when nothing would change. The store's
         format rules apply (see `edited`; the Go system's version moves forward in the store
@@ -89,10 +90,10 @@ class EntryEditsMixin(ServiceBase):
             actor=Actor.USER,
             kind="edit",
             reason=reason or "edited by hand: " + ", ".join(changed),
-            now=after.updated_at or self.now(),
+            now=after.updated_at or self.shared.now(),
         )
 
-    def status_refusal(self, store: Store, memory: Memory, status: Status) -> str | None:
+    def status_refusal(self, store: MemoryStore, memory: Memory, status: Status) -> str | None:
         """Why `memory` cannot take `status` in this store (one line), or None if it can."""
         if memory.status is status:
             return f"{memory.id} is already {status.value}"
@@ -107,7 +108,7 @@ class EntryEditsMixin(ServiceBase):
         return None
 
     def set_status(
-        self, store: Store, memory_id: str, status: Status, reason: str | None = None
+        self, store: MemoryStore, memory_id: str, status: Status, reason: str | None = None
     ) -> Transaction:
         """Archive, delete (soft: restorable) or bring back one entry, as one transaction. On a
         pi store a deleted entry leaves the file and lives in the ledger."""
@@ -115,7 +116,7 @@ class EntryEditsMixin(ServiceBase):
         refusal = self.status_refusal(store, before, status)
         if refusal:
             raise MemtuiError(refusal)
-        now = self.now()
+        now = self.shared.now()
         verb = {Status.ARCHIVED: "archived", Status.DELETED: "deleted"}.get(
             status, f"{before.status.value} → {status.value}"
         )
@@ -129,7 +130,7 @@ class EntryEditsMixin(ServiceBase):
 
     def new_memory(
         self,
-        store: Store,
+        store: MemoryStore,
         content: str,
         *,
         category: str = "fact",
@@ -154,7 +155,7 @@ class EntryEditsMixin(ServiceBase):
                 f"a {store.format_name} store's entries carry no user (the file says whose "
                 "they are); leave the user out"
             )
-        now = self.now()
+        now = self.shared.now()
         return Memory(
             id=store.new_id(now),
             content=content,
@@ -169,7 +170,9 @@ class EntryEditsMixin(ServiceBase):
             user_id=user_id or None,
         )
 
-    def add_memory(self, store: Store, memory: Memory, reason: str | None = None) -> Transaction:
+    def add_memory(
+        self, store: MemoryStore, memory: Memory, reason: str | None = None
+    ) -> Transaction:
         """Add `memory` (from `new_memory`) as one transaction; undo removes it."""
         self._check_content(store, memory.content)
         if store.find(memory.id) is not None:
@@ -179,10 +182,10 @@ class EntryEditsMixin(ServiceBase):
             actor=Actor.USER,
             kind="add",
             reason=reason or "added by hand",
-            now=memory.created_at or self.now(),
+            now=memory.created_at or self.shared.now(),
         )
 
-    def _check_content(self, store: Store, content: str) -> None:
+    def _check_content(self, store: MemoryStore, content: str) -> None:
         if not content.strip():
             raise MemtuiError("the content must not be empty")
         check_text("the content", content)
@@ -193,12 +196,12 @@ class EntryEditsMixin(ServiceBase):
                 f"content at {cap}"
             )
 
-    def keeps_merged(self, store: Store) -> bool:
+    def keeps_merged(self, store: MemoryStore) -> bool:
         """Whether the store's file keeps the members of a merge (status merged); pi's does
         not: they leave it and live on in memtui's ledger."""
         return store.traits.merge_keeps_members
 
-    def _check_status_fits(self, store: Store, status: Status) -> None:
+    def _check_status_fits(self, store: MemoryStore, status: Status) -> None:
         traits = store.traits
         if not traits.may_take(status):
             raise MemtuiError(
@@ -211,7 +214,7 @@ class EntryEditsMixin(ServiceBase):
         if not 0.0 <= importance <= 1.0:
             raise MemtuiError(f"the importance must be between 0 and 1, got {importance}")
 
-    def _check_category(self, store: Store, category: str) -> None:
+    def _check_category(self, store: MemoryStore, category: str) -> None:
         if not category.strip():
             raise MemtuiError("the category must not be empty")
         check_text("the category", category)
@@ -222,7 +225,7 @@ class EntryEditsMixin(ServiceBase):
                 f"not {category!r}"
             )
 
-    def categories(self, store: Store) -> list[str]:
+    def categories(self, store: MemoryStore) -> list[str]:
         """The categories an entry of this store may take (pi: its six types), or those its
         entries use, for the user to pick from."""
         if store.traits.categories is not None:

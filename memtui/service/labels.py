@@ -13,21 +13,26 @@ from memtui.engine.grouping import active_pairs
 from memtui.engine.similarity import METHODS, text_similarity
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service.base import Store, side_folder
-from memtui.service.profiles import ProfilesMixin
+from memtui.service.base import History, Part, Shared, record_of, side_folder
+from memtui.service.profiles import Profiles
 from memtui.stores.files import atomic_write, read_bytes
 from memtui.stores.labels import Label, LabelFile, make_label
+from memtui.stores.protocol import MemoryStore
 
 LABEL_BAND = 0.2  # how far from the merge line a pair is worth labelling
 
 
-class LabelsMixin(ProfilesMixin):
+class Labels(Part):
     """Labelling pairs, taking labels back, exporting them."""
 
-    def _labels_file(self, store: Store) -> LabelFile:
+    def __init__(self, shared: Shared, profiles: Profiles) -> None:
+        super().__init__(shared)
+        self.profiles = profiles
+
+    def _labels_file(self, store: MemoryStore) -> LabelFile:
         return LabelFile(side_folder(store) / "labels.jsonl")
 
-    def labels(self, store: Store) -> list[Label]:
+    def labels(self, store: MemoryStore) -> list[Label]:
         return self._labels_file(store).read()
 
     def export_labels(self, labels: Sequence[Label], dest: Path) -> None:
@@ -37,30 +42,30 @@ class LabelsMixin(ProfilesMixin):
             raise MemtuiError(f"{dest}: its folder does not exist; nothing was exported")
         LabelFile(dest).add(labels)
 
-    def label(self, store: Store, ids: Sequence[str], same: bool) -> Label:
+    def label(self, store: MemoryStore, ids: Sequence[str], same: bool) -> Label:
         """Record that these entries are (or are not) one memory; kept beside the store."""
         return self.label_groups(store, [ids], same)[0]
 
     def label_groups(
-        self, store: Store, groups: Sequence[Sequence[str]], same: bool
+        self, store: MemoryStore, groups: Sequence[Sequence[str]], same: bool
     ) -> list[Label]:
         """`label` for each group, in one write (every pair of a cluster, say); nothing is
         recorded when an id is unknown."""
-        history = self.history(store)
+        history = History.of(store)
         labels = []
         for ids in groups:
             members = []
             for ident in ids:
-                found = self.record(store, ident, history)
+                found = record_of(store, ident, history)
                 if found is None:
                     store.get(ident)  # the one-line "no memory with id" error
                 else:
                     members.append(found)
-            labels.append(make_label(members, same, self.now()))
+            labels.append(make_label(members, same, self.shared.now()))
         self._labels_file(store).add(labels)
         return labels
 
-    def unlabel(self, store: Store, label: Label) -> bool:
+    def unlabel(self, store: MemoryStore, label: Label) -> bool:
         """Take back `label` (the newest line that holds it); an earlier verdict on the same
         entries counts again. False when the file no longer holds it."""
         path = self._labels_file(store).path
@@ -79,19 +84,19 @@ class LabelsMixin(ProfilesMixin):
                 return True
         return False
 
-    def label_counts(self, store: Store) -> tuple[int, int]:
+    def label_counts(self, store: MemoryStore) -> tuple[int, int]:
         """How many pairs the store's labels decide, and how many of them are one memory."""
         decided = decided_pairs(self.labels(store))
         return len(decided), sum(decided.values())
 
     def pairs_to_label(
-        self, store: Store, limit: int = 200, *, band: float = LABEL_BAND
+        self, store: MemoryStore, limit: int = 200, *, band: float = LABEL_BAND
     ) -> list[LabelPair]:
         """Pairs worth a person's verdict: live entries of one user, not yet labelled, scoring
         within `band` of the profile's merge line under its method (where a verdict moves the
         threshold most). Alternately above and below the line, nearest first; no entry in two
         pairs one after the other where another pair can go between. Deterministic."""
-        profile = self.profile(store)
+        profile = self.profiles.profile(store)
         method = profile.method
         line = profile.merge_threshold or 0.8
         decided = decided_pairs(self.labels(store))

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memtui.errors import ConflictError, MemtuiError, NotFoundError
-from memtui.service.base import ServiceBase, Store, side_folder
+from memtui.service.base import Part, side_folder
 from memtui.stores import Actor, Change, Transaction
 from memtui.stores.ledger_outside import (
     AGENT,
@@ -24,8 +24,9 @@ from memtui.stores.ledger_outside import (
     net_changes,
     summary,
 )
+from memtui.stores.protocol import MemoryStore
 
-__all__ = ["AGENT", "OutsideChange", "OutsideService", "SinceLooked", "counts", "summary"]
+__all__ = ["AGENT", "Outside", "OutsideChange", "SinceLooked", "counts", "summary"]
 
 # how often `watch` checks a database, and files whose events may have been missed
 POLL_SECONDS = 2.0
@@ -45,30 +46,27 @@ class SinceLooked:
         return f"since you last looked ({when}): {summary(self.changes)}"
 
 
-class OutsideService:
-    """The outside-change operations of one `Service` (its clock and settings)."""
+class Outside(Part):
+    """What the agent changed outside memtui, and bringing it back."""
 
-    def __init__(self, svc: ServiceBase) -> None:
-        self.svc = svc
-
-    def record(self, store: Store) -> OutsideRecord:
+    def record(self, store: MemoryStore) -> OutsideRecord:
         return OutsideRecord(side_folder(store), str(store.path))
 
-    def catch_up(self, store: Store) -> Transaction | None:
+    def catch_up(self, store: MemoryStore) -> Transaction | None:
         """Record, as one outside event, what changed in the store since memtui last saw it
         (memtui's own transactions aside)."""
-        return self.record(store).catch_up(store, self.svc.now())
+        return self.record(store).catch_up(store, self.shared.now())
 
-    def events(self, store: Store, *, archived: bool = False) -> list[Transaction]:
+    def events(self, store: MemoryStore, *, archived: bool = False) -> list[Transaction]:
         """The outside events, oldest first."""
         return self.record(store).events(archived=archived)
 
-    def since_looked(self, store: Store) -> SinceLooked | None:
+    def since_looked(self, store: MemoryStore) -> SinceLooked | None:
         """What the agent changed since the person last looked (None: memtui never saw the
         store before; it has now). Records what is new first."""
         record = self.record(store)
         seen = record.seen()
-        record.catch_up(store, self.svc.now())
+        record.catch_up(store, self.shared.now())
         if seen is None:
             return None
         after = record.seen()
@@ -76,19 +74,19 @@ class OutsideService:
         events = [e for e in record.events(archived=True) if e.id > after.looked_event]
         return SinceLooked(after.looked_at, net_changes(events))
 
-    def look(self, store: Store) -> SinceLooked | None:
+    def look(self, store: MemoryStore) -> SinceLooked | None:
         """`since_looked`, then mark that the person has looked."""
         since = self.since_looked(store)
-        self.record(store).mark_looked(self.svc.now())
+        self.record(store).mark_looked(self.shared.now())
         return since
 
     def changes(
-        self, store: Store, *, since: datetime | None = None, looked: bool = False
+        self, store: MemoryStore, *, since: datetime | None = None, looked: bool = False
     ) -> list[OutsideChange]:
         """Each entry the agent changed (first before, last after): since `since`, since the
         last look (`looked`), or over the whole record."""
         record = self.record(store)
-        record.catch_up(store, self.svc.now())
+        record.catch_up(store, self.shared.now())
         events = record.events(archived=True)
         if since is not None:
             events = [e for e in events if e.at >= since]
@@ -98,13 +96,13 @@ class OutsideService:
         return net_changes(events)
 
     def restore(
-        self, store: Store, ids: Sequence[str] = (), *, since: datetime | None = None
+        self, store: MemoryStore, ids: Sequence[str] = (), *, since: datetime | None = None
     ) -> Transaction:
         """Bring back what the agent removed or rewrote — the entries `ids` (each as it was
         before the agent's last change to it), or every entry it removed or rewrote since
         `since` (as before the first) — as one undoable transaction."""
         record = self.record(store)
-        record.catch_up(store, self.svc.now())
+        record.catch_up(store, self.shared.now())
         events = record.events(archived=True)
         if since is not None:
             wanted = [
@@ -119,11 +117,11 @@ class OutsideService:
             wanted = [self._last_change(store, events, ident) for ident in dict.fromkeys(ids)]
         return self.restore_changes(store, wanted)
 
-    def restore_changes(self, store: Store, wanted: Sequence[OutsideChange]) -> Transaction:
+    def restore_changes(self, store: MemoryStore, wanted: Sequence[OutsideChange]) -> Transaction:
         """Each of `wanted` (changes the agent made) back to its `before`, as one undoable
         transaction; entries already as they were are left alone."""
         record = self.record(store)
-        record.catch_up(store, self.svc.now())
+        record.catch_up(store, self.shared.now())
         changes = []
         for c in wanted:
             memory = c.before_memory()
@@ -146,13 +144,15 @@ class OutsideService:
                 actor=Actor.USER,
                 kind="restore",
                 reason=f"restored what the agent removed or rewrote: {what}",
-                now=self.svc.now(),
+                now=self.shared.now(),
                 details={"outside": [c.id for c in changes]},
             )
         finally:
-            record.catch_up(store, self.svc.now())
+            record.catch_up(store, self.shared.now())
 
-    def _last_change(self, store: Store, events: list[Transaction], ident: str) -> OutsideChange:
+    def _last_change(
+        self, store: MemoryStore, events: list[Transaction], ident: str
+    ) -> OutsideChange:
         for event in reversed(events):
             for c in event.changes:
                 if c.id != ident:
@@ -174,9 +174,9 @@ class OutsideService:
 
     def watch(
         self,
-        stores: Sequence[Store],
+        stores: Sequence[MemoryStore],
         stop: threading.Event,
-        report: Callable[[Store, Transaction], None],
+        report: Callable[[MemoryStore, Transaction], None],
         *,
         ready: Callable[[], None] = lambda: None,
         poll: float = POLL_SECONDS,
@@ -193,7 +193,7 @@ class OutsideService:
                 folders.add(file if file.is_dir() else file.parent)
                 names.add("*" if file.is_dir() else file.name)
 
-        def check(store: Store, first: bool = False) -> None:
+        def check(store: MemoryStore, first: bool = False) -> None:
             if not first and not store.changed_on_disk():
                 return  # a stat for a file; a database's own change counters
             try:

@@ -8,19 +8,21 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from memtui import curate, locations
+from memtui import locations, planfile
 from memtui.config import llm_settings
 from memtui.engine.embedded import Embeddings
-from memtui.engine.plan import Plan
+from memtui.engine.plan import Plan, plan_changes
 from memtui.engine.planner import Cancelled, Progress, make_plan
 from memtui.engine.profiles import Profile
 from memtui.errors import MemtuiError
 from memtui.model import Memory, Status
-from memtui.plan_seal import load_key as load_seal_key
-from memtui.service.base import ServiceBase, Store, embeddings_folder
-from memtui.stores import Transaction
+from memtui.planfile.checks import check_made_for
+from memtui.service.base import Part, embeddings_folder
+from memtui.stores import Actor, Change, Transaction
 from memtui.stores.progress import CommitProgress
+from memtui.stores.protocol import MemoryStore
 from memtui.timeline import check_not_before_entries, check_plan_not_ahead
+from memtui.views import entry_count, kind_counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,12 +34,14 @@ class LlmRequest:
     model: str | None = None
 
 
-class PlansMixin(ServiceBase):
+class Plans(Part):
     """Plans from making to applying."""
+
+    _seal_key: bytes | None = None
 
     def plan(
         self,
-        store: Store,
+        store: MemoryStore,
         profile: Profile,
         *,
         now: datetime | None = None,
@@ -51,13 +55,13 @@ class PlansMixin(ServiceBase):
         lexical and `notices()` says once how to get it. `params["similarity"]` says which."""
         last_run = next((tx.at for tx in store.history() if tx.kind == "plan"), None)
         memories = store.memories()
-        when = now or self.now()
+        when = now or self.shared.now()
         check_not_before_entries(memories, when, "--now" if now else "the clock")
         vectors = None
         if embeddings and profile.method == "memtui":
             vectors = self._embeddings(store, memories, progress, cancelled)
         elif embeddings:
-            self._notices.append(
+            self.shared.notices.append(
                 f"memtui: embeddings apply to the memtui method; profile {profile.name} uses "
                 f"{profile.method} (try --profile default)"
             )
@@ -77,7 +81,7 @@ class PlansMixin(ServiceBase):
 
     def _embeddings(
         self,
-        store: Store,
+        store: MemoryStore,
         memories: Sequence[Memory],
         progress: Progress | None,
         cancelled: Callable[[], bool] | None,
@@ -87,9 +91,9 @@ class PlansMixin(ServiceBase):
         try:
             embedder = load_embedder()
         except EmbeddingsUnavailable as e:
-            if not self._hinted:
-                self._hinted = True
-                self._notices.append(str(e))
+            if not self.shared.hinted:
+                self.shared.hinted = True
+                self.shared.notices.append(str(e))
             return None
         # records that carry their own embeddings (Go) are compared with those
         chosen = [m for m in memories if m.status is Status.ACTIVE and not m.embedding]
@@ -109,7 +113,7 @@ class PlansMixin(ServiceBase):
     async def improve_plan_async(
         self,
         plan: Plan,
-        store: Store,
+        store: MemoryStore,
         profile: Profile,
         request: LlmRequest,
         *,
@@ -125,7 +129,7 @@ class PlansMixin(ServiceBase):
             DEFAULT_STRATEGIES.get(profile.name, ("merge",))
         )
         client = LlmClient(
-            llm_settings(self.settings, url=request.url, model=request.model),
+            llm_settings(self.shared.settings, url=request.url, model=request.model),
             FileCache(locations.data_dir() / "llm-cache"),
         )
         return await improve_plan(
@@ -140,64 +144,101 @@ class PlansMixin(ServiceBase):
             progress=progress,
         )
 
-    def improve_plan(self, plan: Plan, store: Store, profile: Profile, request: LlmRequest) -> Plan:
+    def improve_plan(
+        self, plan: Plan, store: MemoryStore, profile: Profile, request: LlmRequest
+    ) -> Plan:
         return asyncio.run(self.improve_plan_async(plan, store, profile, request))
 
     def llm_model(self) -> tuple[str | None, str | None]:
         """The configured model's name, or None and why there is none (one line)."""
         try:
-            return llm_settings(self.settings).model, None
+            return llm_settings(self.shared.settings).model, None
         except MemtuiError as e:
             return None, str(e)
 
-    def read_plan(self, path: str) -> Plan:
-        """A plan file, read back; its seals are checked once it meets its store
-        (`check_plan_fits`, `apply`)."""
-        return curate.read_plan(path)
+    def load_plan(self, path: str, store: MemoryStore) -> Plan:
+        """The plan file at `path`, complete and checked against `store` as it is now (made
+        from it, each action within its kind's rules, its wording as memtui sealed it)."""
+        return planfile.load(path, store, self.seal_key())
 
     def write_plan(self, plan: Plan, path: str, version: int = 2) -> None:
         """Write the plan file: version 2 (compact, the default) or 1 (whole records), its
         wording sealed with this memtui's key."""
-        curate.write_plan(plan, path, version, self.seal_key())
+        planfile.write(plan, path, version, self.seal_key())
 
     def plan_bytes(self, plan: Plan, version: int = 2, *, indent: bool = True) -> bytes:
         """The plan as a file of that version holds it."""
-        return curate.plan_bytes(plan, version, indent=indent, seal_key=self.seal_key())
+        return planfile.to_bytes(plan, version, indent=indent, seal_key=self.seal_key())
 
     def seal_key(self) -> bytes | None:
         """The key that seals the wording of the plans this memtui writes (in the data
         folder; made on first use)."""
         if self._seal_key is None:
-            self._seal_key = load_seal_key(locations.data_dir())
+            self._seal_key = planfile.load_key(locations.data_dir())
         return self._seal_key
 
     def plan_json_parts(self, plan: Plan, version: int = 1) -> Iterator[bytes]:
         """`plan_bytes(plan, version, indent=False)` in pieces, each whole UTF-8 text (for
         printing a big plan without holding it all twice)."""
-        return curate.plan_json_parts(plan, version)
-
-    def check_plan_fits(self, store: Store, plan: Plan) -> None:
-        curate.check_plan_fits(store, plan, self.seal_key())
+        return planfile.json_parts(plan, version)
 
     def apply(
         self,
-        store: Store,
+        store: MemoryStore,
         plan: Plan,
         approved: Sequence[str] | None = None,
         progress: CommitProgress | None = None,
     ) -> Transaction:
         """Apply the approved actions (default: all that need no decision) as one
-        transaction; refused, with nothing written, when the entries it touches changed.
-        `progress` is told the commit's stages with counts."""
-        now = self.now()
+        transaction: a plan made in memory, or one `load_plan` read and checked. Refused, with
+        nothing written, when the entries it touches changed. `progress` is told the commit's
+        stages with counts."""
+        now = self.shared.now()
         check_plan_not_ahead(plan.now, now)
-        self.check_plan_fits(store, plan)  # expands a compact plan's entries (done once)
         touched = (m for action in plan.actions for m in action.before)
         check_not_before_entries(touched, plan.now, "the plan's time")
-        return curate.apply_plan(
-            store, plan, approved, now=now, seal_key=self.seal_key(), progress=progress
-        )
+        return apply_plan(store, plan, approved, now=now, progress=progress)
+
+
+def apply_plan(
+    store: MemoryStore,
+    plan: Plan,
+    approved: Sequence[str] | None,
+    *,
+    now: datetime,
+    progress: CommitProgress | None = None,
+) -> Transaction:
+    """The approved actions' changes as one transaction at `now`, without the clock's checks
+    (`Plans.apply` makes them): a plan made in memory, or one `load_plan` read and checked."""
+    check_made_for(store, plan)
+    chosen = list(approved) if approved is not None else plan.default_approved()
+    if not chosen:
+        raise MemtuiError("no action is approved; nothing to apply")
+    planned = plan_changes(plan, chosen)
+    if not planned:
+        raise MemtuiError("the approved actions change nothing")
+    actions = [plan.action(a) for a in chosen]
+    actors = {a.actor for a in actions}
+    return store.commit(
+        [Change(c.before, c.after) for c in planned],
+        actor=Actor.LLM if Actor.LLM in actors else Actor.PLAN,
+        kind="plan",
+        reason=f"{plan.profile} plan: {kind_counts(a.kind for a in actions)}",
+        now=now,
+        details={"profile": plan.profile, "actions": chosen, "plan_now": plan.now.isoformat()},
+        progress=progress,
+    )
 
 
 def plan_summary(plan: Plan) -> str:
-    return curate.plan_summary(plan)
+    """The plan in a line or a few: its warnings, what it does, what waits for a decision."""
+    counts = ", ".join(f"{kind} {n}" for kind, n in plan.summary.items()) or "nothing to do"
+    touched = len({t for a in plan.actions for t in a.targets})
+    head = "".join(f"{line}\n" for line in plan.warnings)
+    head += f"{plan.profile} plan for {plan.store}: {counts} ({entry_count(touched)} touched)"
+    waiting = sum(a.needs_decision for a in plan.actions)
+    if waiting:
+        head += f"; {waiting} {'needs' if waiting == 1 else 'need'} a decision (marked ?)"
+    if plan.health:
+        head += "\nhealth: " + ", ".join(f"{k} {v}" for k, v in plan.health.items())
+    return head

@@ -11,18 +11,19 @@ from memtui.engine.grouping import Group, active_pairs, group_entries
 from memtui.engine.profiles import Profile
 from memtui.engine.similarity import text_similarity
 from memtui.model import Memory
-from memtui.service.base import ServiceBase, Store
+from memtui.service.base import Part
+from memtui.stores.protocol import MemoryStore
 
 
-class ProfilesMixin(ServiceBase):
+class Profiles(Part):
     """A store's profile and the pairs, clusters and decay it defines."""
 
-    def profile(self, store: Store, name: str | None = None) -> Profile:
+    def profile(self, store: MemoryStore, name: str | None = None) -> Profile:
         """The store's profile (or `name`) with the settings' `[profiles.NAME]` overrides: the
         same resolution for every command and screen."""
-        return resolve_profile(self.settings, store.traits.default_profile, name)
+        return resolve_profile(self.shared.settings, store.traits.default_profile, name)
 
-    def default_profile_name(self, store: Store) -> str:
+    def default_profile_name(self, store: MemoryStore) -> str:
         return store.traits.default_profile
 
     def clusters(
@@ -41,7 +42,7 @@ class ProfilesMixin(ServiceBase):
         )
 
     def pairs(
-        self, store: Store, method: str | None = None, threshold: float | None = None
+        self, store: MemoryStore, method: str | None = None, threshold: float | None = None
     ) -> tuple[list[Pair], str, float]:
         """Pairs of active entries of one user at or above the threshold, highest first,
         with the method and threshold used (the profile's when not given)."""
@@ -55,7 +56,7 @@ class ProfilesMixin(ServiceBase):
         return text_similarity(a, b, method)
 
     def decay_model(
-        self, profile: Profile, name: str | None = None, store: Store | None = None
+        self, profile: Profile, name: str | None = None, store: MemoryStore | None = None
     ) -> DecayModel:
         """The profile's decay model (for `store`, as its plans decay it: engine/decay.py
         `decay_for_store`), or the one named (at its own default rate)."""

@@ -3,28 +3,53 @@ compacting a native store's journal."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
-from typing import cast
+from typing import Protocol, runtime_checkable
 
 from memtui.errors import ConflictError, MemtuiError
-from memtui.service.base import ServiceBase, Store, file_store
+from memtui.model import Memory
+from memtui.service.base import History, Part, file_store, record_of
 from memtui.stores import Actor, Backup, Change, Transaction
 from memtui.stores.compaction import Compaction, compact_store
 from memtui.stores.ledger import ChangeImage, undo_target
 from memtui.stores.progress import CommitProgress
+from memtui.stores.protocol import MemoryStore
 
 
-class UndoMixin(ServiceBase):
-    """Undo, rollback, backups and compaction."""
+@runtime_checkable
+class TableCopies(Protocol):
+    """A store that copies its whole table to a file and rolls back to such a copy (the
+    PostgreSQL store; a file store keeps whole-file backups instead)."""
+
+    def dump(self, dest: Path) -> int: ...
+
+    def rollback_from_copy(
+        self, source: Path, *, now: datetime, actor: str, progress: CommitProgress | None
+    ) -> Transaction: ...
+
+
+class Ledger(Part):
+    """What the ledger holds of each entry; undo, rollback, backups and compaction."""
+
+    def of(self, store: MemoryStore) -> History:
+        """Every image the ledger holds of each entry."""
+        return History.of(store)
+
+    def record(
+        self, store: MemoryStore, memory_id: str, history: History | None = None
+    ) -> Memory | None:
+        """The entry as the store holds it, or as the ledger last saw it."""
+        return record_of(store, memory_id, history)
 
     def undo(
-        self, store: Store, tx_id: int | None = None, progress: CommitProgress | None = None
+        self, store: MemoryStore, tx_id: int | None = None, progress: CommitProgress | None = None
     ) -> Transaction:
         """Revert a transaction (default: the newest not undone) as a new one; `progress` is
         told its stages (checking, preparing, backup, ledger, writing) with counts. Refused,
         naming them, when later transactions changed the same entries since."""
         try:
-            return store.undo(tx_id, now=self.now(), actor=Actor.USER, progress=progress)
+            return store.undo(tx_id, now=self.shared.now(), actor=Actor.USER, progress=progress)
         except ConflictError:
             later = self.later_changes(store, tx_id) if tx_id is not None else []
             if not later:
@@ -35,7 +60,7 @@ class UndoMixin(ServiceBase):
                 f"together: memtui undo {store.path} {tx_id} --with-later"
             ) from None
 
-    def later_changes(self, store: Store, tx_id: int) -> list[Transaction]:
+    def later_changes(self, store: MemoryStore, tx_id: int) -> list[Transaction]:
         """The later transactions that changed entries transaction `tx_id` touched (or that
         those changed in turn), newest first: undoing `tx_id` alone would overwrite them."""
         txs = store.transactions()
@@ -50,7 +75,7 @@ class UndoMixin(ServiceBase):
         return later[::-1]
 
     def undo_with_later(
-        self, store: Store, tx_id: int, progress: CommitProgress | None = None
+        self, store: MemoryStore, tx_id: int, progress: CommitProgress | None = None
     ) -> Transaction:
         """Undo transaction `tx_id` and the later ones that changed its entries since
         (`later_changes`) together, as one new transaction: each entry goes back to how it
@@ -78,54 +103,54 @@ class UndoMixin(ServiceBase):
             actor=Actor.USER,
             kind="undo",
             reason=f"undo of transactions {_ids(group[::-1])} together",
-            now=self.now(),
+            now=self.shared.now(),
             undoes=target.id,
             details={"undoes_together": [t.id for t in group]},
             progress=progress,
         )
 
     def rollback(
-        self, store: Store, backup: str, progress: CommitProgress | None = None
+        self, store: MemoryStore, backup: str, progress: CommitProgress | None = None
     ) -> Transaction:
         """Make the store what backup `backup` holds, as one undoable transaction; `progress`
         is told its stages."""
-        return store.rollback(backup, now=self.now(), actor=Actor.USER, progress=progress)
+        return store.rollback(backup, now=self.shared.now(), actor=Actor.USER, progress=progress)
 
     def rollback_from_copy(
-        self, store: Store, source: Path, progress: CommitProgress | None = None
+        self, store: MemoryStore, source: Path, progress: CommitProgress | None = None
     ) -> Transaction:
         """Make a PostgreSQL store what `memtui backup`'s copy `source` holds, as one undoable
         transaction; refused when `source` is not a copy of that table."""
-        restore = getattr(store, "rollback_from_copy", None)
-        if not store.traits.copies_table or restore is None:
+        if not isinstance(store, TableCopies):
             raise MemtuiError(
                 f"{store.path} is a file store: roll back to one of its backups by name "
                 "(see `memtui backups`)"
             )
-        return cast(
-            Transaction, restore(source, now=self.now(), actor=Actor.USER, progress=progress)
+        return store.rollback_from_copy(
+            source, now=self.shared.now(), actor=Actor.USER, progress=progress
         )
 
-    def backups(self, store: Store) -> list[Backup]:
+    def backups(self, store: MemoryStore) -> list[Backup]:
         return store.backups()
 
-    def copy_table(self, store: Store, dest: Path) -> int:
+    def copy_table(self, store: MemoryStore, dest: Path) -> int:
         """A PostgreSQL store's whole table to a JSON Lines file (the Go records); file stores
         keep whole-file backups already."""
-        dump = getattr(store, "dump", None)
-        if not store.traits.copies_table or dump is None:
+        if not isinstance(store, TableCopies):
             raise MemtuiError(
                 f"{store.path} is a file store: its backups are whole files already "
                 "(see `memtui backups`)"
             )
-        return int(dump(dest))
+        return store.dump(dest)
 
     def compact(
-        self, store: Store, *, keep: int | None = None, days: float | None = None
+        self, store: MemoryStore, *, keep: int | None = None, days: float | None = None
     ) -> Compaction:
         """Rewrite a native store's journal with changed fields only; with `keep` or `days`,
         move older transactions out of the store file into its sidecar (no longer undoable)."""
-        return compact_store(file_store(store, "compact"), keep=keep, days=days, now=self.now())
+        return compact_store(
+            file_store(store, "compact"), keep=keep, days=days, now=self.shared.now()
+        )
 
 
 def _ids(txs: list[Transaction]) -> str:

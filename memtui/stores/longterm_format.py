@@ -250,7 +250,7 @@ def _build(rec: dict[str, Any]) -> Memory:
         status = Status.QUARANTINED
     if parse_iso(get("deleted_at")) is not None:
         status = Status.DELETED
-    extra = {k: rec[k] for k in rec.keys() - _KNOWN}
+    extra = {k: rec[k] for k in rec if k not in _KNOWN}  # in the file's order
     return Memory(
         id=str(ident),
         content=content,

@@ -352,7 +352,7 @@ def _memory(entry: dict[str, Any]) -> Memory:
     created_at = None if created is None else from_epoch_ms(created)
     injected_at = created_at if injected == created else _when(injected)
     decayed_at = injected_at if decayed == injected else _when(decayed)
-    extra = entry.keys() - _KNOWN
+    extra = [k for k in entry if k not in _KNOWN]  # in the file's order, not a set's
     return Memory(
         id=entry["id"],
         content=entry["content"],

@@ -49,7 +49,7 @@ def check_keymap(settings: Settings) -> list[str]:
 
 def run_app(store: str | None, service: Service, start_screen: str | None = None) -> int:
     settings = service.settings
-    path, hint = service.store_to_open(store)
+    path, hint = service.stores.store_to_open(store)
     fixed = service.now() if os.environ.get("MEMTUI_NOW") else None
     config = settings.path or locations.config_file()
     app = make_app(path, settings, now=fixed, config_path=config, hint=hint, service=service)

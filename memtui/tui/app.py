@@ -25,7 +25,8 @@ from textual.worker import Worker, WorkerState
 
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service import History, Service, Settings, Store
+from memtui.service import History, Service, Settings
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.tui import heap, outside_screen
 from memtui.tui.commands import MemtuiCommands, PaletteCommand
@@ -37,6 +38,7 @@ from memtui.tui.host import MemtuiHost
 from memtui.tui.keymap_check import keymap_problems
 from memtui.tui.merge_screen import MergeScreen
 from memtui.tui.messages import HaystackReady, HistoryReady, OutsideChange, StoreFailed, StoreReady
+from memtui.tui.screen_hooks import FollowsReloads, HoldsUnsaved
 from memtui.tui.screens import ConfirmScreen, HelpScreen, Question, ReasonConfirmScreen
 from memtui.tui.table_model import TableModel, build_haystack
 from memtui.tui.themes import DEFAULT_THEME, load_themes
@@ -89,12 +91,12 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self.store_path = store_path
         self.settings = settings or Settings()
         self.service = service or Service(self.settings, clock=self.now)
-        self.shown_location = self.service.shown_location(store_path)  # never a password
+        self.shown_location = self.service.stores.shown_location(store_path)  # never a password
         self.fixed_now = now
         self.watch_interval = watch_interval
         self.config_path = config_path
         self.hint = hint
-        self.store: Store | None = None
+        self.store: MemoryStore | None = None
         self._last_key_time = -math.inf  # when the latest key was read (Question.swallows)
         self.history: History | None = None
         self.since_looked: outside_screen.SinceLooked | None = None
@@ -162,8 +164,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     def _unsaved(self, screens: list[Screen[Any]]) -> list[str]:
         found = []
         for screen in screens:
-            unsaved = getattr(screen, "unsaved", None)
-            what = unsaved() if unsaved is not None else None
+            what = screen.unsaved() if isinstance(screen, HoldsUnsaved) else None
             if what:
                 found.append(what)
         return found
@@ -297,7 +298,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     @work(thread=True, exclusive=True, group="store", exit_on_error=False)
     def load_store(self, reloaded: bool) -> None:
         try:
-            store = self.service.open(self.store_path)
+            store = self.service.stores.open(self.store_path)
         except MemtuiError as e:
             self.post_message(StoreFailed(self.shown_location, str(e)))
             return
@@ -324,11 +325,11 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     def _store_ready(self, message: StoreReady) -> None:
         self.store = message.store
         self.outside_change = False
-        self.read_only = self.service.read_only(message.store)
+        self.read_only = self.service.stores.read_only(message.store)
         self.load_problem = None
         self.exit_code = 0
         self.sub_title = f"{message.store.path} · {message.store.format_name}"
-        findings = self.service.findings(message.store)
+        findings = self.service.stores.findings(message.store)
         if findings:  # the header's badge; `memtui doctor STORE` lists them
             self.sub_title += f" · {len(findings)} finding{'s' * (len(findings) > 1)}"
         self.home.show_store(message.store, message.memories, message.reloaded)
@@ -336,10 +337,9 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self._say_problems(message.store)
         if message.reloaded:
             for screen in self.screen_stack[1:]:
-                reloaded = getattr(screen, "store_reloaded", None)
-                if reloaded is not None:
-                    reloaded(message.store)
-            self.notify(f"Reloaded {len(message.store):,} entries.", title="Store")
+                if isinstance(screen, FollowsReloads):
+                    screen.store_reloaded(message.store)
+            self.notify(f"Reloaded {len(message.store):,} entries.", title="MemoryStore")
             return
         if self.start_screen == "label":
             self.home.action_label()
@@ -350,10 +350,10 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
                 timeout=10,
             )
 
-    def _say_problems(self, store: Store) -> None:
+    def _say_problems(self, store: MemoryStore) -> None:
         """What `memtui doctor` would report (a ledger that lost transactions, a damaged
         sidecar), with what to do: memtui changes nothing in the store until it is repaired."""
-        problems = self.service.problems(store)
+        problems = self.service.stores.problems(store)
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             self.notify(
@@ -398,7 +398,9 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         if self.outside_change:
             return
         self.outside_change = True
-        where = self.service.change_place(self.store) if self.store is not None else "on disk"
+        where = (
+            self.service.stores.change_place(self.store) if self.store is not None else "on disk"
+        )
         self.notify(
             "Another program changed the store. Press ctrl+r to reload; memtui will not "
             "overwrite that change.",

@@ -15,8 +15,10 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Select, Static
 
+from memtui.engine.similarity import METHODS
 from memtui.errors import MemtuiError
-from memtui.service import METHODS, Calibration, Service, Store
+from memtui.service import Calibration, Service
+from memtui.stores.protocol import MemoryStore
 from memtui.tui.chart import ChartData, ChartView, Series
 from memtui.tui.failures import GuardedHandlers
 
@@ -88,11 +90,11 @@ class CalibrationScreen(GuardedHandlers, Screen[None]):
     CalibrationScreen #calibration-text { height: auto; max-height: 50%; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, service: Service) -> None:
+    def __init__(self, store: MemoryStore, service: Service) -> None:
         super().__init__()
         self.store = store
         self.service = service
-        self.method: str = service.profile(store).method
+        self.method: str = service.profiles.profile(store).method
         self.calibration: Calibration | None = None
 
     def compose(self) -> ComposeResult:
@@ -110,11 +112,11 @@ class CalibrationScreen(GuardedHandlers, Screen[None]):
 
     @work(thread=True, exclusive=True, group="calibration", exit_on_error=False)
     def compute(self) -> None:
-        shortfall = self.service.calibration_shortfall(self.store)
+        shortfall = self.service.calibration.calibration_shortfall(self.store)
         calibration = None
         if shortfall is None:
             try:
-                calibration = self.service.calibrate(self.store)
+                calibration = self.service.calibration.calibrate(self.store)
             except MemtuiError as e:
                 shortfall = str(e)
         self.post_message(CalibrationReady(calibration, shortfall))

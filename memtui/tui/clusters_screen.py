@@ -21,16 +21,19 @@ from textual.widgets import Footer, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from memtui.engine.profiles import Profile
+from memtui.engine.similarity import METHODS
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service import METHODS, Profile, Service, Store
+from memtui.service import Service
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import literal, one_line
 from memtui.tui.chart import histogram
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
 from memtui.tui.lists import MemtuiList
 from memtui.tui.screens import ConfirmScreen
-from memtui.views import counted, entries, shorten
+from memtui.views import counted, entry_count, shorten
 
 STEP = 0.05
 
@@ -54,7 +57,7 @@ class ClustersReady(Message):
 def find_clusters(
     service: Service, memories: list[Memory], method: str, threshold: float, profile: Profile
 ) -> ClusterResult:
-    pairs, found = service.clusters(memories, method, threshold, profile)
+    pairs, found = service.profiles.clusters(memories, method, threshold, profile)
     found.sort(key=lambda g: -len(g.members))
     groups = [g.members for g in found]
     split = {n: g.split_from for n, g in enumerate(found) if g.split_from}
@@ -119,11 +122,11 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
     ClustersScreen #members { width: 3fr; border-left: solid $panel; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, service: Service) -> None:
+    def __init__(self, store: MemoryStore, service: Service) -> None:
         super().__init__()
         self.store = store
         self.service = service
-        profile = self.profile = service.profile(store)
+        profile = self.profile = service.profiles.profile(store)
         self.method: str = profile.method
         self.threshold = round(profile.merge_threshold or 0.8, 2)
         self.result: ClusterResult | None = None
@@ -169,7 +172,7 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
         self.query_one("#threshold", Label).update(
             Text.assemble(
                 (f"threshold {result.threshold:.2f}", "bold"),
-                f"  ·  {counted(len(result.clusters), 'cluster')}, {entries(clustered)}",
+                f"  ·  {counted(len(result.clusters), 'cluster')}, {entry_count(clustered)}",
             )
         )
         width = max(16, self.query_one("#histogram", Static).content_size.width)
@@ -211,7 +214,7 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
         if n >= len(self.result.clusters):
             return  # a row of the list before it was recomputed: its message came late
         cluster = self.result.clusters[n]
-        text = Text(entries(len(cluster)), style="bold")
+        text = Text(entry_count(len(cluster)), style="bold")
         text.append(f" · {self.result.method} ≥ {self.result.threshold:.2f}\n\n", style="dim")
         if n in self.result.split_from:
             text.append(
@@ -280,7 +283,7 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
     def _record(self, cluster: list[str], same: bool) -> None:
         groups = [cluster] if same else [list(p) for p in combinations(cluster, 2)]
         try:
-            self.service.label_groups(self.store, groups, same)
+            self.service.labels.label_groups(self.store, groups, same)
         except MemtuiError as e:
             self.notify(one_line(str(e)), severity="error")
             return

@@ -17,12 +17,16 @@ from textual.timer import Timer
 
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service import Backup, History, Service, Store, Transaction
+from memtui.service import History, Service
+from memtui.stores.backups import Backup
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.tui.lineage import LineageScreen
 from memtui.tui.messages import CommitFailed, CommitStage, Committed, HistoryReady
+from memtui.tui.screen_hooks import FollowsCommits
 from memtui.tui.screens import ConfirmScreen, ReasonConfirmScreen, WorkingScreen
-from memtui.views import entries, shorten
+from memtui.views import entry_count, shorten
 
 if TYPE_CHECKING:
     from memtui.tui.home_screen import HomeScreen
@@ -53,7 +57,7 @@ class CommitFlow(App[None]):
     """Confirm, commit in a worker, report; the part of the app that changes the store."""
 
     service: Service
-    store: Store | None
+    store: MemoryStore | None
 
     def __init__(self) -> None:
         super().__init__()
@@ -83,7 +87,7 @@ class CommitFlow(App[None]):
         self,
         title: str,
         body: Text,
-        job: Callable[[Store], Transaction],
+        job: Callable[[MemoryStore], Transaction],
         note: Callable[[Transaction], str],
         *,
         close: bool = False,
@@ -105,7 +109,7 @@ class CommitFlow(App[None]):
         self,
         title: str,
         body: Text,
-        job: Callable[[Store, str | None], Transaction],
+        job: Callable[[MemoryStore, str | None], Transaction],
         note: Callable[[Transaction], str],
         *,
         close: bool = False,
@@ -131,7 +135,7 @@ class CommitFlow(App[None]):
 
     def start_commit(
         self,
-        job: Callable[[Store], Transaction],
+        job: Callable[[MemoryStore], Transaction],
         note: Callable[[Transaction], str],
         close: bool,
         working: str,
@@ -164,7 +168,10 @@ class CommitFlow(App[None]):
 
     @work(thread=True, exclusive=True, group="commit", exit_on_error=False)
     def run_commit(
-        self, job: Callable[[Store], Transaction], note: Callable[[Transaction], str], close: bool
+        self,
+        job: Callable[[MemoryStore], Transaction],
+        note: Callable[[Transaction], str],
+        close: bool,
     ) -> None:
         store = self.store
         if store is None:
@@ -180,13 +187,13 @@ class CommitFlow(App[None]):
         self.post_message(Committed(tx, note(tx), close))
         self.post_history(self.build_history(store))
 
-    def build_history(self, store: Store) -> History | str:
+    def build_history(self, store: MemoryStore) -> History | str:
         """The ledger's images for the detail pane (or why the ledger cannot be read); the
         store's ids indexed too (here, off the UI thread), so a merge preview allocates its
         id at once."""
-        self.service.taken_ids(store)
+        self.service.merges.taken_ids(store)
         try:
-            return self.service.history(store)
+            return self.service.history.of(store)
         except MemtuiError as e:
             return f"the ledger cannot be read: {e}"
 
@@ -224,9 +231,8 @@ class CommitFlow(App[None]):
         if message.close and len(self.screen_stack) > 1:
             self.pop_screen()
         for screen in self.screen_stack[1:]:
-            changed = getattr(screen, "store_changed", None)
-            if changed is not None:
-                changed()
+            if isinstance(screen, FollowsCommits):
+                screen.store_changed()
         store = self.store
         if store is not None:
             self.home.committed(message.transaction, store)
@@ -267,7 +273,7 @@ class CommitFlow(App[None]):
             self.notify(f"#{tx.id} is already undone.", severity="warning")
             return
         try:
-            later = self.service.later_changes(store, tx.id)
+            later = self.service.history.later_changes(store, tx.id)
         except MemtuiError as e:
             self.notify(one_line(str(e)), title="Not undone", severity="warning")
             return
@@ -282,15 +288,15 @@ class CommitFlow(App[None]):
             "undone."
         )
 
-        def job(store: Store) -> Transaction:
-            return self.service.undo(store, tx.id, progress=self.commit_progress)
+        def job(store: MemoryStore) -> Transaction:
+            return self.service.history.undo(store, tx.id, progress=self.commit_progress)
 
         self.confirm_commit(
             f"{verb}?",
             body,
             job,
             lambda t: f"{verb} done: transaction {t.id} reverts #{tx.id}.",
-            working=f"{verb.lower()}ing #{tx.id} ({entries(len(tx.changes))})",
+            working=f"{verb.lower()}ing #{tx.id} ({entry_count(len(tx.changes))})",
         )
 
     def request_undo_with_later(self, tx: Transaction, later: list[Transaction]) -> None:
@@ -311,8 +317,8 @@ class CommitFlow(App[None]):
             f"#{tx.id}. One transaction, with a backup; it can be undone."
         )
 
-        def job(store: Store) -> Transaction:
-            return self.service.undo_with_later(store, tx.id, progress=self.commit_progress)
+        def job(store: MemoryStore) -> Transaction:
+            return self.service.history.undo_with_later(store, tx.id, progress=self.commit_progress)
 
         self.confirm_commit(
             f"Undo {names} together?",
@@ -329,8 +335,8 @@ class CommitFlow(App[None]):
             "(the current file is backed up first); it can be undone."
         )
 
-        def job(store: Store) -> Transaction:
-            return self.service.rollback(store, backup.name, progress=self.commit_progress)
+        def job(store: MemoryStore) -> Transaction:
+            return self.service.history.rollback(store, backup.name, progress=self.commit_progress)
 
         self.confirm_commit(
             "Roll back?",
@@ -349,8 +355,8 @@ class CommitFlow(App[None]):
             "with a backup; it can be undone."
         )
 
-        def job(store: Store) -> Transaction:
-            return self.service.restore(store, memory.id)
+        def job(store: MemoryStore) -> Transaction:
+            return self.service.merges.restore(store, memory.id)
 
         self.confirm_commit(
             "Restore?",
@@ -362,7 +368,7 @@ class CommitFlow(App[None]):
 
 
 def _with_reason(
-    job: Callable[[Store, str | None], Transaction], reason: str | None, store: Store
+    job: Callable[[MemoryStore, str | None], Transaction], reason: str | None, store: MemoryStore
 ) -> Transaction:
     return job(store, reason)
 
@@ -380,10 +386,12 @@ def _undo_effect(tx: Transaction) -> str:
     parts = []
     if back:
         parts.append(
-            f"{entries(back)} {'goes' if back == 1 else 'go'} back to how "
+            f"{entry_count(back)} {'goes' if back == 1 else 'go'} back to how "
             f"{'it was' if back == 1 else 'they were'} before it"
         )
     if created:
-        parts.append(f"the {entries(created)} it created {'is' if created == 1 else 'are'} removed")
+        parts.append(
+            f"the {entry_count(created)} it created {'is' if created == 1 else 'are'} removed"
+        )
     said = "; ".join(parts)
     return said[:1].upper() + said[1:] + "."

@@ -21,13 +21,17 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from memtui.engine.decay import MODELS as DECAY_MODELS
+from memtui.engine.decay import DecayModel
+from memtui.engine.profiles import Profile
 from memtui.model import Memory, Status
-from memtui.service import DECAY_MODELS, DecayModel, Profile, Service, Store
+from memtui.service import Service
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.tui.chart import ChartData, ChartView, Series, histogram
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.lists import MemtuiList
-from memtui.views import entries, shorten
+from memtui.views import entry_count, shorten
 
 HORIZONS = (7, 14, 30, 60, 90, 180, 365)
 STYLES = {
@@ -189,16 +193,18 @@ class DecayScreen(GuardedHandlers, Screen[None]):
     DecayScreen #going-title { height: auto; }
     """
 
-    def __init__(self, store: Store, memory: Memory | None, service: Service) -> None:
+    def __init__(self, store: MemoryStore, memory: Memory | None, service: Service) -> None:
         super().__init__()
         self.store = store
         self.memory = memory
         self.now = service.now()
-        self.profile = service.profile(store)
-        primary = service.decay_model(self.profile)
+        self.profile = service.profiles.profile(store)
+        primary = service.profiles.decay_model(self.profile)
         self.decay = primary
         self.models = [primary] + [
-            service.decay_model(self.profile, name) for name in DECAY_MODELS if name != primary.name
+            service.profiles.decay_model(self.profile, name)
+            for name in DECAY_MODELS
+            if name != primary.name
         ]
         self.horizon = 30
         self.going: list[tuple[float, Memory]] = []
@@ -262,7 +268,7 @@ class DecayScreen(GuardedHandlers, Screen[None]):
             Group(title, histogram(result.bins, width, "red"))
         )
         title = Text(
-            f"{entries(len(result.going))} cross{'es' if len(result.going) == 1 else ''} it "
+            f"{entry_count(len(result.going))} cross{'es' if len(result.going) == 1 else ''} it "
             f"within {result.horizon} days",
             style="bold",
         )

@@ -16,7 +16,9 @@ from textual.widgets import Footer, Input, Label, Select, Static, TextArea
 
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service import EntryEdit, Service, Store, Transaction
+from memtui.service import EntryEdit, Service
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.tui.editable import shown, typed
 from memtui.tui.failures import GuardedHandlers
@@ -81,7 +83,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
 
     def __init__(
         self,
-        store: Store,
+        store: MemoryStore,
         service: Service,
         memory: Memory | None = None,
         *,
@@ -94,7 +96,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
         has_users = store.traits.has_users
         self.users = sorted({m.user_id for m in store.memories() if m.user_id and has_users})
         self.user = user if user in self.users else (self.users[0] if self.users else None)
-        self.categories = service.categories(store)
+        self.categories = service.entries.categories(store)
         self.fixed_types = store.traits.categories is not None
         self._initial: tuple[object, ...] | None = None
 
@@ -195,7 +197,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
             shown(", ".join(memory.tags)),
         )
 
-    def store_reloaded(self, store: Store) -> None:
+    def store_reloaded(self, store: MemoryStore) -> None:
         """The store was read again (ctrl+r): if this entry changed under the form, say so,
         show the new values in the fields not touched here, and ask again on ctrl+s."""
         self.store = store
@@ -287,7 +289,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
             tags=split_tags(typed(self.query_one("#tags", Input).value, ", ".join(memory.tags))),
             category=typed(self._category(), memory.category),
         )
-        after = self.service.edited(self.store, memory.id, edit)
+        after = self.service.entries.edited(self.store, memory.id, edit)
         if after is None:
             self._problem("Nothing changed: edit a field first (escape leaves).")
             return
@@ -297,8 +299,8 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
         body.append_text(change_lines(memory, after))
         body.append("\nOne transaction with a backup; u undoes it.", style="dim")
 
-        def job(store: Store, reason: str | None) -> Transaction:
-            tx = self.service.edit(store, memory.id, edit, reason)
+        def job(store: MemoryStore, reason: str | None) -> Transaction:
+            tx = self.service.entries.edit(store, memory.id, edit, reason)
             if tx is None:
                 raise MemtuiError(f"{memory.id} already is as the form says")
             return tx
@@ -313,7 +315,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
 
     def _save_new(self) -> None:
         user = self.query("#user")
-        draft = self.service.new_memory(
+        draft = self.service.entries.new_memory(
             self.store,
             self.query_one("#content", TextArea).text,
             category=self._category(),
@@ -330,8 +332,8 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
         body.append(shorten(one_line(draft.content), 300))
         body.append("\n\nOne transaction with a backup; u undoes it.", style="dim")
 
-        def job(store: Store, reason: str | None) -> Transaction:
-            return self.service.add_memory(store, draft, reason)
+        def job(store: MemoryStore, reason: str | None) -> Transaction:
+            return self.service.entries.add_memory(store, draft, reason)
 
         host(self).confirm_change(
             "Add the entry?",

@@ -15,7 +15,10 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from memtui.errors import MemtuiError
-from memtui.service import Backup, Service, Store, Transaction
+from memtui.service import Service
+from memtui.stores.backups import Backup
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.times import format_iso
 from memtui.tui.diff import record_change, recorded_change
@@ -29,7 +32,7 @@ from memtui.tui.outside_screen import (
     tx_name,
     with_outside_events,
 )
-from memtui.views import counted, entries, shorten
+from memtui.views import counted, entry_count, shorten
 
 
 def transaction_label(tx: Transaction, undone_by: int | None) -> Text:
@@ -37,7 +40,7 @@ def transaction_label(tx: Transaction, undone_by: int | None) -> Text:
     label.append(
         f"{(format_iso(tx.at.replace(microsecond=0)) or '')[:19].replace('T', ' ')} ", style="dim"
     )
-    label.append(f"{tx.actor:<5} {tx.kind:<9} {entries(len(tx.changes)):<11} ")
+    label.append(f"{tx.actor:<5} {tx.kind:<9} {entry_count(len(tx.changes)):<11} ")
     label.append(shorten(one_line(tx.reason), 60))
     if undone_by:
         label.append(f"  undone by #{undone_by}", style="italic yellow")
@@ -97,7 +100,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
     HistoryScreen #detail { width: 1fr; border-left: solid $panel; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, service: Service) -> None:
+    def __init__(self, store: MemoryStore, service: Service) -> None:
         super().__init__()
         self.store = store
         self.service = service
@@ -132,7 +135,7 @@ class HistoryScreen(GuardedHandlers, Screen[None]):
         try:
             transactions = with_outside_events(self.service, self.store, self.store.history())
             undone = self.store.undone()
-            backups = self.service.backups(self.store)
+            backups = self.service.history.backups(self.store)
         except MemtuiError as e:
             self.app.post_message(CommitFailed(f"the ledger cannot be read: {e}"))
             return

@@ -18,7 +18,8 @@ from textual.widgets import Footer, Header, Input, Static
 
 from memtui.errors import MemtuiError
 from memtui.model import Memory, Status
-from memtui.service import Store, Transaction
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.tui.calibration_screen import CalibrationScreen
 from memtui.tui.clusters_screen import ClustersScreen
@@ -186,7 +187,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
 
     # -- what the app tells this screen ---------------------------------------------------------
 
-    def show_store(self, store: Store, memories: list[Memory], reloaded: bool) -> None:
+    def show_store(self, store: MemoryStore, memories: list[Memory], reloaded: bool) -> None:
         """The store opened (or was read again): its entries in the table."""
         self.model.now = host(self).now()
         self.show_entries(memories)
@@ -221,7 +222,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         self.set_focus(None)  # keys go to the screen: q quits, ctrl+r reloads
         self.update_status()
 
-    def committed(self, tx: Transaction, store: Store) -> None:
+    def committed(self, tx: Transaction, store: MemoryStore) -> None:
         # marks were for a change to these entries: once changed, they are spent
         self.model.marked -= set(tx.memory_ids)
         self.show_entries(store.memories())
@@ -285,7 +286,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
                 outside_change=app.outside_change,
                 failed=app.load_problem is not None,
                 theme=self.app.theme,
-                where=app.service.change_place(store) if store is not None else "on disk",
+                where=app.service.stores.change_place(store) if store is not None else "on disk",
                 read_only=app.read_only,
             )
             if text.cell_len <= width:
@@ -295,7 +296,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
 
     # -- filter ---------------------------------------------------------------------------------
 
-    def _needs_store(self) -> Store | None:
+    def _needs_store(self) -> MemoryStore | None:
         store = host(self).store
         if store is None:
             self.notify("The store is not open.", severity="warning")
@@ -383,7 +384,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         if store is None:
             return
         try:
-            self.post_message(LineageReady(app.service.lineage(store, memory_id)))
+            self.post_message(LineageReady(app.service.merges.lineage(store, memory_id)))
         except MemtuiError as e:
             self.app.post_message(CommitFailed(str(e)))
 
@@ -429,7 +430,7 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         if store is None:
             return
         current = store.find(memory.id) or memory
-        refusal = app.service.status_refusal(store, current, status)
+        refusal = app.service.entries.status_refusal(store, current, status)
         if refusal:
             self.notify(one_line(refusal), title="Not changed", severity="warning", timeout=8)
             return
@@ -452,8 +453,8 @@ class HomeScreen(GuardedHandlers, Screen[None]):
             body.append("It stays in the store, out of the agent's way; a again unarchives it. ")
         body.append("One transaction with a backup; u undoes it.", style="dim")
 
-        def job(store: Store, reason: str | None) -> Transaction:
-            return app.service.set_status(store, current.id, status, reason)
+        def job(store: MemoryStore, reason: str | None) -> Transaction:
+            return app.service.entries.set_status(store, current.id, status, reason)
 
         app.confirm_change(
             f"{verb}?",

@@ -15,7 +15,10 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 
 from memtui.model import Memory
-from memtui.service import Backup, History, Service, Store, Transaction
+from memtui.service import History, Service
+from memtui.stores.backups import Backup
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 
 if TYPE_CHECKING:
     from memtui.tui.commands import PaletteCommand
@@ -23,7 +26,7 @@ if TYPE_CHECKING:
 
 class MemtuiHost(Protocol):
     service: Service
-    store: Store | None  # None until the store opened (or when it failed to)
+    store: MemoryStore | None  # None until the store opened (or when it failed to)
     history: History | None  # every image the ledger holds, read after each commit
     outside_change: bool  # another program changed the store since memtui read it
     load_problem: str | None  # why the store could not be opened
@@ -35,7 +38,7 @@ class MemtuiHost(Protocol):
         self,
         title: str,
         body: Text,
-        job: Callable[[Store], Transaction],
+        job: Callable[[MemoryStore], Transaction],
         note: Callable[[Transaction], str],
         *,
         close: bool = False,
@@ -46,7 +49,7 @@ class MemtuiHost(Protocol):
         self,
         title: str,
         body: Text,
-        job: Callable[[Store, str | None], Transaction],
+        job: Callable[[MemoryStore, str | None], Transaction],
         note: Callable[[Transaction], str],
         *,
         close: bool = False,

@@ -18,7 +18,9 @@ from textual.widgets import Footer, Static
 
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service import Label, LabelPair, Service, Store
+from memtui.service import LabelPair, Service
+from memtui.stores.labels import Label
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import literal, one_line
 from memtui.tui.calibration_screen import CalibrationScreen
 from memtui.tui.failures import GuardedHandlers
@@ -96,7 +98,7 @@ class LabelScreen(GuardedHandlers, Screen[None]):
     LabelScreen #scores { height: auto; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, service: Service) -> None:
+    def __init__(self, store: MemoryStore, service: Service) -> None:
         super().__init__()
         self.store = store
         self.service = service
@@ -119,7 +121,7 @@ class LabelScreen(GuardedHandlers, Screen[None]):
 
     @work(thread=True, exclusive=True, group="label", exit_on_error=False)
     def choose(self) -> None:
-        self.post_message(PairsReady(self.service.pairs_to_label(self.store, QUEUE)))
+        self.post_message(PairsReady(self.service.labels.pairs_to_label(self.store, QUEUE)))
 
     @on(PairsReady)
     def _ready(self, message: PairsReady) -> None:
@@ -134,7 +136,7 @@ class LabelScreen(GuardedHandlers, Screen[None]):
         return self.queue[self.at]
 
     def show_title(self) -> None:
-        labelled, same = self.service.label_counts(self.store)
+        labelled, same = self.service.labels.label_counts(self.store)
         text = Text("Label pairs", style="bold")
         text.append(f"  ·  {labelled} labelled, {same} the same memory", style="bold")
         if self.queue is not None:
@@ -169,7 +171,7 @@ class LabelScreen(GuardedHandlers, Screen[None]):
             self.notify("No pair to label.", severity="warning")
             return
         try:
-            label = self.service.label(self.store, [pair.a.id, pair.b.id], same)
+            label = self.service.labels.label(self.store, [pair.a.id, pair.b.id], same)
         except MemtuiError as e:
             self.notify(one_line(str(e)), severity="error")
             return
@@ -188,7 +190,7 @@ class LabelScreen(GuardedHandlers, Screen[None]):
             return
         last = self.given.pop()
         try:
-            self.service.unlabel(self.store, last.label)
+            self.service.labels.unlabel(self.store, last.label)
         except MemtuiError as e:
             self.notify(one_line(str(e)), severity="error")
             return

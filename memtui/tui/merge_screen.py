@@ -17,13 +17,15 @@ from textual.widgets import Footer, Label, RadioButton, RadioSet, Static, TextAr
 
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.service import Service, Store, Transaction
+from memtui.service import Service
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import literal, one_line
 from memtui.tui.editable import shown, typed
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
 from memtui.tui.provenance_view import wording_text
-from memtui.views import entries, shorten
+from memtui.views import entry_count, shorten
 
 STRATEGIES = (
     ("rule", "by rule", "The store profile's rule words the merged text"),
@@ -110,7 +112,7 @@ class MergeScreen(GuardedHandlers, Screen[None]):
     """
 
     def __init__(
-        self, store: Store, members: list[Memory], service: Service, *, hidden: int = 0
+        self, store: MemoryStore, members: list[Memory], service: Service, *, hidden: int = 0
     ) -> None:
         super().__init__()
         self.hidden = hidden
@@ -126,7 +128,7 @@ class MergeScreen(GuardedHandlers, Screen[None]):
         self._preview_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
-        title = Text(f"Merge {entries(len(self.members))}", style="bold")
+        title = Text(f"Merge {entry_count(len(self.members))}", style="bold")
         if self.hidden:
             title.append(f" ({self.hidden} hidden by the filter)", style="bold yellow")
         user = self.members[0].user_id
@@ -161,7 +163,7 @@ class MergeScreen(GuardedHandlers, Screen[None]):
     def preview(self) -> tuple[Memory, list[Memory]]:
         content = self._own_content() if self.strategy == "own" else None
         strategy = "keep-base" if self.strategy == "keep-base" else "rule"
-        return self.service.preview_merge(
+        return self.service.merges.preview_merge(
             self.store, [m.id for m in self.members], strategy=strategy, content=content
         )
 
@@ -187,12 +189,14 @@ class MergeScreen(GuardedHandlers, Screen[None]):
             self._programmatic = True
             editor.text = shown(merged.content)
             self._shown_from = merged.content
-        wording = self.service.wording_provenance(merged.content, self.members)
+        wording = self.service.merges.wording_provenance(merged.content, self.members)
         ids = [m.id for m in self.members]
         body.update(
             wording_text(merged.content, wording, ids)
             .append("\n")
-            .append_text(result_text(merged, retired, self.service.keeps_merged(self.store)))
+            .append_text(
+                result_text(merged, retired, self.service.entries.keeps_merged(self.store))
+            )
         )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -249,15 +253,15 @@ class MergeScreen(GuardedHandlers, Screen[None]):
         except MemtuiError as e:
             self.notify(str(e), severity="error")
             return
-        body = Text(f"Merge {entries(len(self.members))} into one new entry:\n\n")
+        body = Text(f"Merge {entry_count(len(self.members))} into one new entry:\n\n")
         body.append(shorten(one_line(merged.content), 300) + "\n\n", style="bold")
         fate = (
             "the members stay (status merged)"
-            if self.service.keeps_merged(self.store)
+            if self.service.entries.keeps_merged(self.store)
             else "the members leave the file and live on in memtui's ledger"
         )
         body.append(
-            f"{entries(len(retired) + 1)} touched, a backup is kept; {fate} and the merge can "
+            f"{entry_count(len(retired) + 1)} touched, a backup is kept; {fate} and the merge can "
             "be undone."
         )
         ids = [m.id for m in self.members]
@@ -268,8 +272,8 @@ class MergeScreen(GuardedHandlers, Screen[None]):
 
         report = host(self).commit_progress
 
-        def job(store: Store) -> Transaction:
-            return self.service.merge(
+        def job(store: MemoryStore) -> Transaction:
+            return self.service.merges.merge(
                 store, ids, strategy=strategy, content=content, new_id=shown_id, progress=report
             )
 
@@ -277,6 +281,6 @@ class MergeScreen(GuardedHandlers, Screen[None]):
             "Merge?",
             body,
             job,
-            lambda tx: f"Merged {entries(len(ids))} (transaction {tx.id}); u undoes it.",
+            lambda tx: f"Merged {entry_count(len(ids))} (transaction {tx.id}); u undoes it.",
             close=True,
         )

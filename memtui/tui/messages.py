@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from textual.message import Message
 
+from memtui.engine.plan import Plan
 from memtui.model import Memory
-from memtui.service import Backup, History, Lineage, Plan, Store, Transaction
+from memtui.service import History, Lineage
+from memtui.stores.backups import Backup
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 
 
 class StoreReady(Message):
-    def __init__(self, store: Store, memories: list[Memory], reloaded: bool) -> None:
+    def __init__(self, store: MemoryStore, memories: list[Memory], reloaded: bool) -> None:
         super().__init__()
         self.store = store
         self.memories = memories

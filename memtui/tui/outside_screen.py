@@ -17,8 +17,10 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from memtui.errors import MemtuiError
-from memtui.service import Service, Store, Transaction
-from memtui.service.outside import AGENT, OutsideChange, OutsideService, SinceLooked
+from memtui.service import Service
+from memtui.service.outside import AGENT, OutsideChange, SinceLooked
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.times import format_iso
 from memtui.tui.diff import record_change
@@ -50,10 +52,10 @@ class OutsideSeen(Message):
         self.since = since
 
 
-def look(service: Service, store: Store) -> OutsideSeen:
+def look(service: Service, store: MemoryStore) -> OutsideSeen:
     """Record the agent's changes and mark that the person looked (off the UI thread)."""
     try:
-        return OutsideSeen(OutsideService(service).look(store))
+        return OutsideSeen(service.outside.look(store))
     except (MemtuiError, OSError):
         return OutsideSeen(None)  # the record cannot be kept: the store opens all the same
 
@@ -79,11 +81,11 @@ def tx_name(tx: Transaction) -> str:
 
 
 def with_outside_events(
-    service: Service, store: Store, history: list[Transaction]
+    service: Service, store: MemoryStore, history: list[Transaction]
 ) -> list[Transaction]:
     """memtui's transactions (newest first) with the agent's outside events among them."""
     try:
-        outside = OutsideService(service)
+        outside = service.outside
         outside.catch_up(store)
         events = outside.events(store, archived=True)
     except (MemtuiError, OSError):
@@ -152,7 +154,7 @@ class OutsideScreen(GuardedHandlers, Screen[None]):
     OutsideScreen #detail { width: 1fr; border-left: solid $panel; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, service: Service, since: SinceLooked | None) -> None:
+    def __init__(self, store: MemoryStore, service: Service, since: SinceLooked | None) -> None:
         super().__init__()
         self.store = store
         self.service = service
@@ -182,7 +184,7 @@ class OutsideScreen(GuardedHandlers, Screen[None]):
     @work(thread=True, exclusive=True, group="outside", exit_on_error=False)
     def read_all(self) -> None:
         try:
-            changes = OutsideService(self.service).changes(self.store)
+            changes = self.service.outside.changes(self.store)
         except MemtuiError as e:
             self.app.call_from_thread(self.notify, str(e), severity="error")
             return
@@ -266,9 +268,9 @@ def _confirm_restore(screen: Screen[Any], service: Service, chosen: list[Outside
         + (" …" if len(chosen) > 5 else "")
         + ". One transaction, kept in the ledger, with a backup; it can be undone."
     )
-    outside = OutsideService(service)
+    outside = service.outside
 
-    def job(store: Store) -> Transaction:
+    def job(store: MemoryStore) -> Transaction:
         return outside.restore_changes(store, chosen)
 
     host(screen).confirm_commit(

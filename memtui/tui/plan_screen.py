@@ -29,21 +29,14 @@ from textual.widgets import (
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
+from memtui.engine.kinds import KINDS
+from memtui.engine.plan import Action, Plan, closure
+from memtui.engine.planner import Cancelled
+from memtui.engine.profiles import PROFILE_NAMES, Profile
 from memtui.errors import MemtuiError
-from memtui.service import (
-    KINDS,
-    PROFILE_NAMES,
-    Action,
-    Cancelled,
-    LlmRequest,
-    Plan,
-    Profile,
-    Service,
-    Store,
-    Transaction,
-    closure,
-    plan_summary,
-)
+from memtui.service import LlmRequest, Service, plan_summary
+from memtui.stores.ledger import Transaction
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.tui.diff import record_change
 from memtui.tui.failures import GuardedHandlers
@@ -51,7 +44,7 @@ from memtui.tui.host import host
 from memtui.tui.lists import MemtuiTree
 from memtui.tui.messages import PlanFileDone
 from memtui.tui.provenance_view import action_wording
-from memtui.views import action_subject, entries, shorten
+from memtui.views import action_subject, entry_count, shorten
 
 NO_MODEL = "The model pass is off: set [llm] url and model in the config file to use it."
 CHUNK = 100  # actions added to the tree at a time
@@ -215,11 +208,11 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     PlanScreen #action-detail { width: 2fr; border-left: solid $panel; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, service: Service) -> None:
+    def __init__(self, store: MemoryStore, service: Service) -> None:
         super().__init__()
         self.store = store
         self.service = service
-        self.model_name, self.no_model = service.llm_model()
+        self.model_name, self.no_model = service.plans.llm_model()
         self.plan: Plan | None = None
         self.approved: set[str] = set()
         self.kept: set[str] = set()  # the decisions as planned, loaded or last saved
@@ -231,7 +224,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
         self._started: tuple[str, bool] | None = None  # the profile and model choice planned
 
     def compose(self) -> ComposeResult:
-        default = self.service.default_profile_name(self.store)
+        default = self.service.profiles.default_profile_name(self.store)
         with Horizontal(id="chooser"):
             yield Label("Profile ")
             yield Select(
@@ -306,8 +299,8 @@ class PlanScreen(GuardedHandlers, Screen[None]):
             self.post_message(PlanProgress(stage, fraction))
 
         try:
-            profile = self.service.profile(self.store, profile_name)
-            plan = self.service.plan(
+            profile = self.service.profiles.profile(self.store, profile_name)
+            plan = self.service.plans.plan(
                 self.store, profile, progress=progress, cancelled=lambda: worker.is_cancelled
             )
             if use_llm and self.model_name is not None and not worker.is_cancelled:
@@ -324,7 +317,9 @@ class PlanScreen(GuardedHandlers, Screen[None]):
         import asyncio
 
         self.post_message(PlanProgress(f"asking {self.model_name}", 0.95))
-        return asyncio.run(self.service.improve_plan_async(plan, self.store, profile, LlmRequest()))
+        return asyncio.run(
+            self.service.plans.improve_plan_async(plan, self.store, profile, LlmRequest())
+        )
 
     @on(Checkbox.Changed, "#use-llm")
     def _llm_toggled(self) -> None:
@@ -515,14 +510,14 @@ class PlanScreen(GuardedHandlers, Screen[None]):
         touched = len({t for a in chosen for t in by_id[a].targets})
         body = Text(f"Apply {len(chosen)} actions: {what}.\n\n", style="bold")
         body.append(
-            f"{entries(touched)} touched, backup kept. One transaction; undo reverts all of it."
+            f"{entry_count(touched)} touched, backup kept. One transaction; undo reverts all of it."
         )
         before = sum(1 for m in self.store.memories() if m.visible)
 
         report = host(self).commit_progress
 
-        def job(store: Store) -> Transaction:
-            return self.service.apply(store, plan, chosen, progress=report)
+        def job(store: MemoryStore) -> Transaction:
+            return self.service.plans.apply(store, plan, chosen, progress=report)
 
         def note(tx: Transaction) -> str:
             after = sum(1 for m in self.store.memories() if m.visible)
@@ -536,7 +531,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
             job,
             note,
             close=True,
-            working=f"applying {len(chosen):,} actions to {entries(touched)}",
+            working=f"applying {len(chosen):,} actions to {entry_count(touched)}",
         )
 
     def action_save(self) -> None:
@@ -566,7 +561,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     def write_plan_file(self, plan: Plan, path: str, approved: set[str]) -> None:
         try:
             plan.decide(approved)
-            self.service.write_plan(plan, path)
+            self.service.plans.write_plan(plan, path)
         except (MemtuiError, OSError) as e:
             self.post_message(PlanFileDone(path, None, str(e), saved=True))
             return
@@ -575,8 +570,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
     @work(thread=True, exclusive=True, group="plan-file", exit_on_error=False)
     def read_plan_file(self, path: str) -> None:
         try:
-            plan = self.service.read_plan(path)
-            self.service.check_plan_fits(self.store, plan)
+            plan = self.service.plans.load_plan(path, self.store)
         except MemtuiError as e:
             self.post_message(PlanFileDone(path, None, str(e), saved=False))
             return

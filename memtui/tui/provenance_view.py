@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.text import Text
 
-from memtui.service import Action
+from memtui.engine.plan import Action
 from memtui.textsafe import literal, one_line
 from memtui.views import shorten
 

@@ -7,14 +7,14 @@ from pathlib import Path
 
 from rich.text import Text
 
-from memtui.service import Store
+from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.tui.table_model import COLUMNS, TableModel, sort_arrow
 
 
 def status_text(
     model: TableModel,
-    store: Store | None,
+    store: MemoryStore | None,
     path: str,
     brief: int,
     *,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import orjson
 
+from memtui.engine.kinds import kind_of
 from memtui.engine.plan import Action, Plan
 from memtui.errors import MemtuiError
 from memtui.model import Status
@@ -23,6 +24,9 @@ from memtui.times import format_iso
 
 KEY_FILE = "plan-seal.key"
 _KEY_BYTES = 32
+Seals = tuple[str, dict[str, str]]
+"""What a plan file's "seals" hold: the id of the key that sealed its wording and each worded
+action's seal ("", {}: none)."""
 
 
 def load_key(folder: Path) -> bytes | None:
@@ -69,7 +73,7 @@ def worded(action: Action) -> list[list[str]]:
     entry an absorb keeps (which member's wording survives is the absorb's choice)."""
     was = {m.id: m.content for m in action.before}
     out = [[m.id, m.content] for m in action.after if was.get(m.id) != m.content]
-    if action.kind == "absorb":
+    if kind_of(action.kind).seals_kept:
         out += [[m.id, m.content] for m in action.after if m.status is Status.ACTIVE]
     return out
 
@@ -97,7 +101,7 @@ def seals_for(key: bytes, plan: Plan) -> dict[str, object]:
     return {"key": key_id(key), "actions": actions}
 
 
-def read_seals(raw: object, source: str) -> tuple[str, dict[str, str]]:
+def read_seals(raw: object, source: str) -> Seals:
     """The key id and per-action seals a plan file holds ("", {} when it holds none)."""
     if raw is None:
         return "", {}
@@ -112,20 +116,17 @@ def read_seals(raw: object, source: str) -> tuple[str, dict[str, str]]:
     return key, actions
 
 
-def check_seals(plan: Plan, key: bytes | None) -> None:
-    """Check the wording of a plan read from a file against its seals, once (a plan changed
-    in memory afterwards, e.g. by the model pass, is memtui's own)."""
-    if plan.seals is None:
-        return
-    sealed_by, seals = plan.seals
-    plan.seals = None
+def check_seals(plan: Plan, sealed: Seals, key: bytes | None) -> None:
+    """Check the wording of a plan read from a file against its seals (a plan changed in
+    memory afterwards, e.g. by the model pass, is memtui's own)."""
+    sealed_by, seals = sealed
     ours = key is not None and sealed_by == key_id(key)
     for action in plan.actions:
         if not worded(action):
             continue
         recorded = seals.get(action.id)
         # an absorb without a seal: written by a memtui that did not seal absorbs yet
-        if ours and key is not None and not (recorded is None and action.kind == "absorb"):
+        if ours and key is not None and not (recorded is None and kind_of(action.kind).seals_kept):
             if recorded is None:
                 raise MemtuiError(
                     f"plan action {action.id} ({action.kind}) writes wording memtui did not "

@@ -1,0 +1,67 @@
+"""Writing a plan file: version 2 (compact; the default) or 1 (whole records), with the
+person's decisions and the seals of its wording; never over a file that is not a plan."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from memtui.engine.plan import Plan
+from memtui.errors import MemtuiError
+from memtui.jsonout import dumps
+from memtui.planfile.compact import compact_plan
+from memtui.planfile.full import full_json, full_json_parts
+from memtui.planfile.seals import seals_for
+from memtui.stores.files import atomic_write
+
+_PLAN_HEAD = re.compile(rb'^\{\s*"format"\s*:\s*"memtui-plan"')
+
+
+def to_bytes(
+    plan: Plan, version: int = 2, *, indent: bool = True, seal_key: bytes | None = None
+) -> bytes:
+    """The plan file: version 2 (compact; the default) or 1 (a whole record per change,
+    indented unless `indent` is False), its wording sealed with `seal_key`."""
+    if version == 1 and not indent and seal_key is None and not plan.decisions:
+        return full_json(plan)
+    data = plan.to_dict() if version == 1 else compact_plan(plan)
+    if plan.decisions:
+        data["decisions"] = {
+            "approved": [i for i, yes in plan.decisions.items() if yes],
+            "rejected": [i for i, yes in plan.decisions.items() if not yes],
+        }
+    if seal_key is not None:
+        data["seals"] = seals_for(seal_key, plan)
+    return dumps(data, indent=indent and version == 1)
+
+
+def json_parts(plan: Plan, version: int = 1) -> Iterator[bytes]:
+    """`to_bytes(plan, version, indent=False)` in pieces that are each whole UTF-8 text
+    (version 1: one per action), so a big plan is printed without one copy of it all."""
+    if version == 1:
+        yield from full_json_parts(plan)
+    else:
+        yield dumps(compact_plan(plan))
+
+
+def write(plan: Plan, path: str, version: int = 2, seal_key: bytes | None = None) -> None:
+    target = Path(path).expanduser()
+    if target.exists() and not target.is_file():
+        raise MemtuiError(f"{target}: is not a regular file; not writing the plan there")
+    if target.exists():
+        try:
+            with open(target, "rb") as f:
+                head = f.read(200)  # a plan file starts with its format
+        except OSError:
+            head = b""
+        if not _PLAN_HEAD.match(head):
+            raise MemtuiError(f"{target}: exists and is not a memtui plan; not overwriting it")
+    try:
+        atomic_write(target, to_bytes(plan, version, seal_key=seal_key), mode=0o600)
+    except FileNotFoundError:
+        raise MemtuiError(
+            f"{target}: its folder does not exist; the plan was not written"
+        ) from None
+    except OSError as e:
+        raise MemtuiError(f"{target}: cannot write the plan there ({e.strerror})") from None
