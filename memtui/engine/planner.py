@@ -9,16 +9,20 @@ dependencies.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memtui.engine.decay import decay_for, decay_for_store
+from memtui.engine.decay import DecayModel, decay_for, decay_for_store
 from memtui.engine.embedded import Embeddings
-from memtui.engine.plan import Plan
+from memtui.engine.ids import TakenIds
+from memtui.engine.plan import FOLLOWS, Action, Plan
 from memtui.engine.profiles import Profile
+from memtui.engine.rules.expire import protected_entries
 from memtui.engine.rules.pi_dedupe_fold import DEDUPE_RULE, redo_pi_dedupe
-from memtui.engine.rules.run import Builder, MergedText, PlanRun, Progress, Step
+from memtui.engine.rules.run import Builder, MergedText, Place, PlanRun, Progress, Step
 from memtui.engine.rules.table import EXPIRE_STEPS, MERGE_RULE_STEPS, lowest_line, steps_for
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
@@ -32,9 +36,17 @@ __all__ = [
     "Cancelled",
     "Progress",
     "Step",
+    "StoreWide",
+    "UserPlan",
+    "by_user",
+    "join_users",
     "make_plan",
+    "plan_each_user",
+    "plan_user",
+    "plans_by_user",
     "redo_pi_dedupe",
     "steps_for",
+    "store_wide",
 ]
 
 
@@ -73,42 +85,254 @@ def _make_plan(
     `session` names the consolidation in the entries the pi rule creates (pi's
     `sourceSession`; default `memtui-plan-<now, epoch ms in base 36>`). `merged_text` stands
     in for pi's model when given: the merged wording of a cluster, or None for a veto."""
+    report = _reporter(progress, cancelled)
+    b = Builder(memories, store_format, now, profile.cluster_max)
+    run = _run(b, memories, profile, now, decay_for_store(profile, memories), report)
+    run.session = session or run.session
+    run.merged_text, run.last_run = merged_text, last_run
+    if profile.method == "memtui":
+        b.embeddings = embeddings
+    for n, step in enumerate(steps_for(profile)):
+        report(step.name, step.start)
+        b.step = n
+        step.run(run)
+    report("done", 1.0)
+    return _plan_of(run, store, store_format, fingerprint)
 
+
+def _reporter(progress: Progress | None, cancelled: Callable[[], bool] | None) -> Progress:
     def report(name: str, fraction: float) -> None:
         if cancelled is not None and cancelled():
             raise Cancelled("planning cancelled")
         if progress is not None:
             progress(name, fraction)
 
-    b = Builder(memories, store_format, now, profile.cluster_max)
-    if profile.method == "memtui":
-        b.embeddings = embeddings
-    run = PlanRun(
-        b,
-        profile,
-        now,
-        memories,
-        decay_for_store(profile, memories),
-        session or f"memtui-plan-{to_base36(to_epoch_ms(now))}",
-        merged_text,
-        last_run,
-        report,
-        lowest_line(profile),
+    return report
+
+
+def _run(
+    b: Builder,
+    memories: Sequence[Memory],
+    profile: Profile,
+    now: datetime,
+    decay: DecayModel | None,
+    report: Progress,
+) -> PlanRun:
+    session = f"memtui-plan-{to_base36(to_epoch_ms(now))}"
+    return PlanRun(
+        b, profile, now, memories, decay, session, None, None, report, lowest_line(profile)
     )
-    for step in steps_for(profile):
-        report(step.name, step.start)
-        step.run(run)
-    report("done", 1.0)
+
+
+def _plan_of(run: PlanRun, store: str, store_format: str, fingerprint: str) -> Plan:
+    profile = run.profile
     params = profile.to_dict()
     if run.decay is not None and run.decay != decay_for(profile):  # the store's own (decay.py)
         params["decay_model"] = run.decay.name
         params["decay_slower"] = dict(run.decay.slower)
-    params["similarity"] = _similarity_used(profile, b.embeddings)
-    plan = Plan(store, store_format, fingerprint, profile.name, now, params, b.actions)
+    params["similarity"] = _similarity_used(profile, run.b.embeddings)
+    plan = Plan(store, store_format, fingerprint, profile.name, run.now, params, run.b.actions)
     if run.health is not None:
         plan.health = run.health
     plan.warnings = run.warnings
     return plan
+
+
+# -- user by user -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StoreWide:
+    """What planning one user needs to know of the whole store, found once."""
+
+    decay: DecayModel | None
+    protected: frozenset[str]
+    taken: TakenIds
+    origin: Mapping[str, int]
+    """Each entry's place in the store."""
+
+
+@dataclass(frozen=True, slots=True)
+class UserPlan:
+    """One user's actions (ids of their own), where each goes in the whole plan, and the ids
+    they made."""
+
+    actions: list[Action]
+    keys: list[Place]
+    made: frozenset[str]
+
+
+def by_user(memories: Sequence[Memory]) -> list[list[Memory]]:
+    """Each user's entries in store order, the users in the order they first appear."""
+    groups: dict[str | None, list[Memory]] = {}
+    for m in memories:
+        groups.setdefault(m.user_id, []).append(m)
+    return list(groups.values())
+
+
+def plans_by_user(profile: Profile) -> bool:
+    """Whether the profile's plan can be made user by user (its merge rule says)."""
+    return MERGE_RULE_STEPS[profile.merge_rule].per_user
+
+
+def store_wide(memories: Sequence[Memory], profile: Profile) -> StoreWide:
+    return StoreWide(
+        decay_for_store(profile, memories),
+        frozenset(protected_entries(memories, profile.protect_top)),
+        TakenIds.of(m.id for m in memories),
+        {m.id: n for n, m in enumerate(memories)},
+    )
+
+
+def plan_user(
+    memories: Sequence[Memory],
+    profile: Profile,
+    now: datetime,
+    wide: StoreWide,
+    *,
+    store_format: str = "native",
+    embeddings: Embeddings | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> UserPlan:
+    """One user's part of the plan: every step but the store-wide ones (`Step.store_wide`)."""
+    report = _reporter(None, cancelled)
+    b = Builder(
+        memories, store_format, now, profile.cluster_max, taken=wide.taken, origin=wide.origin
+    )
+    if profile.method == "memtui":
+        b.embeddings = embeddings
+    run = _run(b, memories, profile, now, wide.decay, report)
+    run.protected = wide.protected
+    for n, step in enumerate(steps_for(profile)):
+        if not step.store_wide:
+            report(step.name, step.start)
+            b.step = n
+            step.run(run)
+    return UserPlan(b.actions, b.keys, frozenset(b.ids.made))
+
+
+def join_users(
+    parts: Sequence[UserPlan],
+    memories: Sequence[Memory],
+    profile: Profile,
+    now: datetime,
+    wide: StoreWide,
+    *,
+    store: str = "",
+    store_format: str = "native",
+    fingerprint: str = "",
+    last_run: datetime | None = None,
+    embeddings: Embeddings | None = None,
+) -> Plan | None:
+    """The users' parts as one plan, the actions in the order the whole-store planner puts
+    them, then the store-wide steps over it; None when two users made the same new id (the
+    store's planner would have made another: plan the store whole)."""
+    made: set[str] = set()
+    for part in parts:
+        if not made.isdisjoint(part.made):
+            return None
+        made |= part.made
+    order = sorted(
+        (key, user, n) for user, part in enumerate(parts) for n, key in enumerate(part.keys)
+    )
+    renamed: list[dict[str, str]] = [{} for _ in parts]
+    for number, (_, user, n) in enumerate(order, start=1):
+        renamed[user][parts[user].actions[n].id] = f"a{number}"
+    actions = []
+    for _, user, n in order:
+        action, names = parts[user].actions[n], renamed[user]
+        details = action.details
+        if FOLLOWS in details:
+            details = {**details, FOLLOWS: [names[i] for i in details[FOLLOWS]]}
+        deps = sorted((names[d] for d in action.depends_on), key=lambda a: int(a[1:]))
+        actions.append(
+            dataclasses.replace(action, id=names[action.id], depends_on=deps, details=details)
+        )
+    b = Builder((), store_format, now, profile.cluster_max, taken=wide.taken)
+    b.actions = actions
+    if profile.method == "memtui":
+        b.embeddings = embeddings
+    run = _run(b, memories, profile, now, wide.decay, _reporter(None, None))
+    run.last_run = last_run
+    for step in steps_for(profile):
+        if step.store_wide:
+            step.run(run)
+    return _plan_of(run, store, store_format, fingerprint)
+
+
+def plan_each_user(
+    memories: Sequence[Memory],
+    profile: Profile,
+    now: datetime,
+    *,
+    store: str = "",
+    store_format: str = "native",
+    fingerprint: str = "",
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    last_run: datetime | None = None,
+    embeddings: Embeddings | None = None,
+) -> Plan:
+    """`make_plan`, one user at a time in this process (one user's working set at a time);
+    the same plan, byte for byte."""
+    users = by_user(memories)
+    if len(users) < 2 or not plans_by_user(profile):
+        return make_plan(
+            memories,
+            profile,
+            now,
+            store=store,
+            store_format=store_format,
+            fingerprint=fingerprint,
+            progress=progress,
+            cancelled=cancelled,
+            last_run=last_run,
+            embeddings=embeddings,
+        )
+    report = _reporter(progress, cancelled)
+    with gc_paused():
+        wide = store_wide(memories, profile)
+        parts = []
+        for done, entries in enumerate(users):
+            report(f"users {done}/{len(users)}", done / len(users))
+            parts.append(
+                plan_user(
+                    entries,
+                    profile,
+                    now,
+                    wide,
+                    store_format=store_format,
+                    embeddings=embeddings,
+                    cancelled=cancelled,
+                )
+            )
+        report(f"users {len(users)}/{len(users)}", 1.0)
+        joined = join_users(
+            parts,
+            memories,
+            profile,
+            now,
+            wide,
+            store=store,
+            store_format=store_format,
+            fingerprint=fingerprint,
+            last_run=last_run,
+            embeddings=embeddings,
+        )
+    if joined is not None:
+        return joined
+    return make_plan(
+        memories,
+        profile,
+        now,
+        store=store,
+        store_format=store_format,
+        fingerprint=fingerprint,
+        progress=progress,
+        cancelled=cancelled,
+        last_run=last_run,
+        embeddings=embeddings,
+    )
 
 
 def _similarity_used(profile: Profile, embeddings: Embeddings | None) -> dict[str, Any]:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from memtui.engine.candidates import (
     Pair,
 )
-from memtui.engine.clashes import CLASH_WORDS, clash, clash_candidates
+from memtui.engine.clashes import CLASH_WORDS, clash, clash_candidates_placed
 from memtui.engine.lexical import vector_cosine
 from memtui.engine.merging import retire
-from memtui.engine.rules.run import Builder, PlanRun, Step, live
+from memtui.engine.rules.run import Builder, Place, PlanRun, Step, live
 from memtui.model import Status
 
 
@@ -21,11 +21,14 @@ def _conflicts(run: PlanRun) -> None:
     chosen = []
     # memtui's own: only two values of one attribute conflict (engine/clashes.py)
     by_value = profile.merge_rule == "memtui"
+    # each pair with where it comes among every user's pairs (`Builder.keys`)
+    placed = [(p, (0, -p.score, 0, b.place(p.a), b.place(p.b))) for p in pairs]
     if by_value:
-        scored = sorted([*pairs, *run.apart], key=lambda p: -p.score)
-        pairs = _clash_pairs(b, [p for p in scored if p.score >= profile.conflict_low])
+        placed += [(p, (0, -p.score, 1, b.place(p.a), b.place(p.b))) for p in run.apart]
+        placed.sort(key=lambda pk: -pk[0].score)
+        placed = _clash_pairs(b, [pk for pk in placed if pk[0].score >= profile.conflict_low])
     proposed: set[frozenset[str]] = set()
-    for p in pairs:  # highest scores first
+    for p, key in placed:  # highest scores first
         if not by_value and not profile.conflict_low <= p.score < profile.conflict_high:
             continue
         if by_value:
@@ -45,8 +48,8 @@ def _conflicts(run: PlanRun) -> None:
             continue
         per_entry[newer.id] = per_entry.get(newer.id, 0) + 1
         proposed.add(frozenset((older.id, newer.id)))
-        chosen.append((older, newer, p.score, how))
-    for older, newer, score, how in chosen:
+        chosen.append((older, newer, p.score, how, key))
+    for older, newer, score, how, key in chosen:
         if older.id in b.locked or newer.id in b.locked:
             continue
         [retired] = retire([older], newer.id, now, Status.SUPERSEDED)
@@ -66,24 +69,25 @@ def _conflicts(run: PlanRun) -> None:
             f"Two {older.category} entries {why} ({profile.method} {score:.2f}); if so the "
             "newer supersedes the older. Needs a decision.",
             needs_decision=True,
+            order=key,
         )
 
 
-def _clash_pairs(b: Builder, scored: list[Pair]) -> list[Pair]:
+def _clash_pairs(b: Builder, scored: list[tuple[Pair, Place]]) -> list[tuple[Pair, Place]]:
     """The candidate pairs at or above the conflict line, then the pairs that share what a
     clash needs although they score lower (`clash_candidates`), scored as the search does."""
-    seen = {frozenset((p.a, p.b)) for p in scored}
+    seen = {frozenset((p.a, p.b)) for p, _ in scored}
     position = {m.id: n for n, m in enumerate(b.eligible)}
     vectors = b.vectors
     more = []
-    for x, y in clash_candidates(b.eligible):
+    for (x, y), (opener, nth, n) in clash_candidates_placed(b.eligible):
         if frozenset((x, y)) in seen:
             continue
         score = 0.0
         if vectors is not None:
             score = vector_cosine(vectors[position[x]], vectors[position[y]])
-        more.append(Pair(x, y, score))
-    more.sort(key=lambda p: -p.score)
+        more.append((Pair(x, y, score), (1, -score, b.place(opener), nth, n)))
+    more.sort(key=lambda pk: -pk[0].score)
     return [*scored, *more]
 
 

@@ -33,6 +33,7 @@ def _decay(run: PlanRun) -> None:
             rule,
             {"days": days, "from": memory.importance, "to": new},
             reason,
+            order=(b.place(memory.id),),
         )
 
 

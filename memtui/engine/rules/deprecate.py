@@ -39,6 +39,7 @@ def _deprecate(run: PlanRun) -> None:
             {"age_days": age, "weight": weight},
             f"{age:.0f} days old, never used, effective weight {weight:.2f}: deprecated "
             f"(never deleted){link}.",
+            order=(b.place(memory.id),),
         )
 
 

@@ -11,7 +11,7 @@ from memtui.model import Memory, Status
 from memtui.times import days_between
 
 
-def _protected(memories: Sequence[Memory], top: int) -> set[str]:
+def protected_entries(memories: Sequence[Memory], top: int) -> set[str]:
     """The entries with most incoming supersedes links (the Go system's protection)."""
     incoming: dict[str, int] = {}
     for m in memories:
@@ -24,7 +24,9 @@ def _protected(memories: Sequence[Memory], top: int) -> set[str]:
 def _expire(run: PlanRun) -> None:
     """Old entries of low importance expire (`expire`: deleted) or are archived."""
     b, profile, now = run.b, run.profile, run.now
-    protected = _protected(run.snapshot, profile.protect_top)
+    protected = run.protected
+    if protected is None:
+        protected = frozenset(protected_entries(run.snapshot, profile.protect_top))
     original = {m.id: m for m in run.snapshot}
     status = Status.DELETED if profile.expire_kind == "expire" else Status.ARCHIVED
     for memory in b.active():
@@ -59,6 +61,7 @@ def _expire(run: PlanRun) -> None:
             scores,
             reason,
             needs_decision=bool(once),
+            order=(b.place(memory.id),),
         )
 
 

@@ -12,4 +12,4 @@ def _hold_wholesale(run: PlanRun) -> None:
     run.warnings = hold_wholesale(run.b.actions, run.snapshot, run.profile.archive_line)
 
 
-GUARD = Step("guard", 0.995, _hold_wholesale)
+GUARD = Step("guard", 0.995, _hold_wholesale, store_wide=True)

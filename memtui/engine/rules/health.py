@@ -25,4 +25,4 @@ def _health(run: PlanRun) -> None:
     }
 
 
-HEALTH = Step("health", 0.99, _health)
+HEALTH = Step("health", 0.99, _health, store_wide=True)

@@ -36,6 +36,7 @@ def _longterm_absorb_and_merge(run: PlanRun) -> None:
             f"{len(group)} duplicates ({_scored_by(profile.method, members)} "
             f"{max(scores):.2f}): the most important keeps its wording and takes in the others' "
             "tags, accesses and evidence.",
+            order=(0, b.place(group[0])),
         )
     upper = profile.merge_below if profile.merge_below is not None else math.inf
     middle = [
@@ -61,6 +62,7 @@ def _longterm_absorb_and_merge(run: PlanRun) -> None:
             f"{len(group)} related entries ({_scored_by(profile.method, members)} up to "
             f"{max(scores):.2f}) become one: the more important wording first, the others "
             "joined with '；'.",
+            order=(1, b.place(group[0])),
         )
 
 

@@ -43,6 +43,7 @@ def _promote(run: PlanRun) -> None:
             "evidence ≥ 3, or ≥ 2 with weight ≥ 0.5, or 24 h without conflicts",
             {"evidence": evidence, "weight": weight, "age_hours": age_hours},
             f"Proposed entry {why}: promoted to active.",
+            order=(b.place(ident),),
         )
 
 

@@ -5,7 +5,7 @@ the helpers more than one rule uses."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -18,7 +18,7 @@ from memtui.engine.decay import DecayModel
 from memtui.engine.embedded import (
     Embeddings,
 )
-from memtui.engine.ids import IdMaker
+from memtui.engine.ids import IdMaker, TakenIds
 from memtui.engine.lexical import Vector
 from memtui.engine.merging import absorb_entries
 from memtui.engine.plan import Action
@@ -27,6 +27,8 @@ from memtui.errors import MemtuiError
 from memtui.model import Memory, Status
 
 Progress = Callable[[str, float], None]
+Place = tuple[Any, ...]
+"""A sort key: tuples of numbers and of such tuples."""
 
 
 MergedText = Callable[[Sequence[Memory]], str | None]
@@ -36,8 +38,17 @@ class Builder:
     """The plan's actions as the steps add them, and the entries as the actions leave them."""
 
     def __init__(
-        self, memories: Sequence[Memory], store_format: str, now: datetime, cap: int
+        self,
+        memories: Sequence[Memory],
+        store_format: str,
+        now: datetime,
+        cap: int,
+        *,
+        taken: TakenIds | None = None,
+        origin: Mapping[str, int] | None = None,
     ) -> None:
+        """`taken` and `origin` when `memories` are one user's: the whole store's ids (new
+        ids avoid them) and each entry's place in the store (the actions' `keys` use it)."""
         self.cap = cap
         self.eligible: list[Memory] = []
         self.current: dict[str, Memory] = {m.id: m for m in memories}
@@ -46,7 +57,12 @@ class Builder:
         self.actions: list[Action] = []
         self.last_touch: dict[str, str] = {}
         self.locked: set[str] = set()
-        self.ids = IdMaker(store_format, self.current, now)
+        self.ids = IdMaker(store_format, self.current, now, index=taken)
+        self.origin: Mapping[str, int] = self.position if origin is None else origin
+        self.born: dict[str, Place] = {}  # where each entry an action made stands
+        self.step = 0  # the index of the running step in the profile's steps
+        self.keys: list[Place] = []
+        """Per action, where a whole-store plan puts it: per-user plans merge by these."""
         self.embeddings: Embeddings | None = None
         self.numbers: dict[str, frozenset[str]] | None = None  # what each eligible entry states
         self.vectors: list[Vector] | None = None  # the eligible entries' memtui vectors
@@ -63,7 +79,10 @@ class Builder:
         *,
         needs_decision: bool = False,
         details: dict[str, Any] | None = None,
+        order: Place = (),
     ) -> Action:
+        """`order`: where the rule's own order puts this action among the step's actions of
+        every user (the step's index comes first)."""
         if kind in ("merge", "absorb") and len(before_ids) > self.cap:
             raise MemtuiError(
                 f"a {kind} of {len(before_ids)} entries is over the profile's cap of {self.cap}"
@@ -90,17 +109,26 @@ class Builder:
             details=details or {},
         )
         self.actions.append(action)
+        key = (self.step, *order)
+        self.keys.append(key)
         for ident in targets:
             self.last_touch[ident] = action.id
         if needs_decision:
             self.locked.update(targets)  # a proposal: later steps leave these entries alone
         else:
-            for memory in after:
+            for n, memory in enumerate(after):
                 if memory.id not in self.current:
+                    self.born[memory.id] = (1, key, n)
                     self.position[memory.id] = len(self.order)
                     self.order.append(memory.id)
                 self.current[memory.id] = memory
         return action
+
+    def place(self, ident: str) -> Place:
+        """Where an entry stands in the whole store's order: the snapshot's entries first,
+        then the ones actions made, in the order of those actions."""
+        born = self.born.get(ident)
+        return born if born is not None else (0, self.origin[ident])
 
     def active(self) -> list[Memory]:
         return [self.current[i] for i in self.order if self.current[i].status is Status.ACTIVE]
@@ -123,6 +151,8 @@ class PlanRun:
     report: Progress
     line: float = 0.0
     """The lowest score any of the profile's pair rules looks at (rules/table.py)."""
+    protected: frozenset[str] | None = None
+    """The entries the expiry rule never touches, when found over the whole store already."""
     found: PairTable | None = None
     """The candidate pairs as arrays, where the rule needs no `Pair`s (pi)."""
     _pairs: list[Pair] | None = None
@@ -150,6 +180,9 @@ class Step:
     name: str
     start: float
     run: Callable[[PlanRun], None]
+    store_wide: bool = False
+    """Whether it looks at the whole store and every action (the wholesale guard, health):
+    planned user by user, it runs once over the joined plan (engine/planner.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +197,8 @@ class RuleSteps:
     conflicts: bool = True
     """Whether the profile's conflict line applies (thesearch finds none: it deprecates)."""
     finish: tuple[Step, ...] = ()
+    per_user: bool = True
+    """Whether each user's plan is the rule's own (pi's dedupe folds across the store: no)."""
 
 
 def subject_tier_on(profile: Profile) -> bool:

@@ -86,6 +86,7 @@ def _memtui_absorb_and_merge(run: PlanRun) -> None:
                 f"{len(members)} duplicates (memtui similarity ≥ {group.weakest:.2f} for every "
                 "pair): the most important keeps its wording and takes in the others' tags, "
                 f"accesses and evidence.{split}",
+                order=(0, b.place(group.members[0])),
             )
             units.append((group.members, kept.id))
             continue
@@ -120,6 +121,7 @@ def _memtui_absorb_and_merge(run: PlanRun) -> None:
             f"{len(members)} entries about one thing (memtui similarity {group.weakest:.2f} for "
             f"the weakest pair, up to {group.strongest:.2f}) become one, {said}.{split}",
             details={"provenance": wording.provenance()},
+            order=(0, b.place(group.members[0])),
         )
         units.append((group.members, merged.id))
     if subject_tier_on(profile) and run.found is not None:

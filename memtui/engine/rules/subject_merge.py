@@ -19,7 +19,7 @@ from memtui.engine.embedded import (
 from memtui.engine.merging import merge_entries
 from memtui.engine.profiles import Profile
 from memtui.engine.rules.apart import dated, never_together, similarity_matrix
-from memtui.engine.rules.run import Builder, PlanRun, live
+from memtui.engine.rules.run import Builder, Place, PlanRun, live
 from memtui.engine.subject_tier import lexical_source, subject_groups
 from memtui.engine.wording import subject_wording
 from memtui.model import Memory
@@ -40,14 +40,17 @@ def subject_merge(
     unit_of = np.full(len(searched), -1, dtype=np.int64)
     position = {m.id: n for n, m in enumerate(searched)}
     results: list[str] = []
+    places: list[Place] = []  # each unit's place among every user's units
     for members, result in units:
         if live(b, result):
             unit_of[[position[i] for i in members]] = len(results)
             results.append(result)
+            places.append((0, b.place(members[0])))
     for n, m in enumerate(searched):
         if unit_of[n] < 0 and live(b, m.id) and b.current[m.id] is m:
             unit_of[n] = len(results)
             results.append(m.id)
+            places.append((1, b.place(m.id)))
     counts = np.bincount(unit_of[unit_of >= 0], minlength=len(results)).tolist()
     sizes = dict(zip(results, counts, strict=True))
     a, c, score = found.a, found.b, found.score
@@ -102,6 +105,7 @@ def subject_merge(
             f"(memtui similarity {group.mean:.2f} on average, the weakest pair "
             f"{group.weakest:.2f}; {facts} facts in all).",
             details={"tier": "subject", "provenance": wording.provenance()},
+            order=(1, places[group.units[0]]),
         )
 
 

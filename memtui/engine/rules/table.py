@@ -25,7 +25,7 @@ from memtui.engine.rules.thesearch_merge import THESEARCH_MERGE, thesearch_floor
 
 _LONGTERM = RuleSteps(LONGTERM_MERGE)
 MERGE_RULE_STEPS: dict[MergeRule, RuleSteps] = {
-    "pi": RuleSteps(PI_MERGE, candidates=CANDIDATE_ARRAYS),
+    "pi": RuleSteps(PI_MERGE, candidates=CANDIDATE_ARRAYS, per_user=False),
     "longterm": _LONGTERM,
     "keep-base": _LONGTERM,
     "memtui": RuleSteps(MEMTUI_MERGE, candidates=CANDIDATES_APART),

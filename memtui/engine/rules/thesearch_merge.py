@@ -41,6 +41,7 @@ def _thesearch_merge(run: PlanRun) -> None:
             span(scores),
             f"{len(group)} entries say the same (score {max(scores):.2f}): the one with the "
             f"highest effective weight ({effective_weight(winner, now, decay):.2f}) stays.",
+            order=(b.place(group[0]),),
         )
 
 
