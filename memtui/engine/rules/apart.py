@@ -50,6 +50,10 @@ def never_together(
     """Scores with −inf between entries that must not join (`apart`), so that no linkage
     puts them in one group: numbers that disagree are offered as conflicts instead."""
 
+    partners: dict[str, list[str]] = {}  # the clashing pairs by entry, found once
+    for one, other in b.clashing:
+        partners.setdefault(one, []).append(other)
+
     def guarded(ids: list[str]) -> np.ndarray:
         matrix = np.array(scores(ids), dtype=np.float64)
         memories = [b.current[i] for i in ids]
@@ -62,12 +66,13 @@ def never_together(
             for m, c in with_numbers[x + 1 :]:
                 if _disagree(stated, a, c):
                     never[n, m] = never[m, n] = True
-        if b.clashing:
+        if partners:
             where = {ident: row for row, ident in enumerate(ids)}
-            for one, other in b.clashing:
-                i, j = where.get(one), where.get(other)
-                if i is not None and j is not None:
-                    never[i, j] = never[j, i] = True
+            for i, one in enumerate(ids):
+                for other in partners.get(one, ()):
+                    j = where.get(other)
+                    if j is not None:
+                        never[i, j] = never[j, i] = True
         matrix[never] = -np.inf
         return matrix
 
