@@ -9,7 +9,6 @@ dependencies.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -224,9 +223,9 @@ def join_users(
     last_run: datetime | None = None,
     embeddings: Embeddings | None = None,
 ) -> Plan | None:
-    """The users' parts as one plan, the actions in the order the whole-store planner puts
-    them, then the store-wide steps over it; None when two users made the same new id (the
-    store's planner would have made another: plan the store whole)."""
+    """The users' parts as one plan (their actions, renamed), in the order the whole-store
+    planner puts them, then the store-wide steps over it; None when two users made the same
+    new id (the store's planner would have made another: plan the store whole)."""
     made: set[str] = set()
     for part in parts:
         if not made.isdisjoint(part.made):
@@ -239,15 +238,19 @@ def join_users(
     for number, (_, user, n) in enumerate(order, start=1):
         renamed[user][parts[user].actions[n].id] = f"a{number}"
     actions = []
-    for _, user, n in order:
+    for _, user, n in order:  # the parts are this call's: their actions are renamed in place
         action, names = parts[user].actions[n], renamed[user]
-        details = action.details
-        if FOLLOWS in details:
-            details = {**details, FOLLOWS: [names[i] for i in details[FOLLOWS]]}
-        deps = sorted((names[d] for d in action.depends_on), key=lambda a: int(a[1:]))
-        actions.append(
-            dataclasses.replace(action, id=names[action.id], depends_on=deps, details=details)
-        )
+        if FOLLOWS in action.details:
+            action.details = {
+                **action.details,
+                FOLLOWS: [names[i] for i in action.details[FOLLOWS]],
+            }
+        if action.depends_on:
+            action.depends_on = sorted(
+                (names[d] for d in action.depends_on), key=lambda a: int(a[1:])
+            )
+        action.id = names[action.id]
+        actions.append(action)
     b = Builder((), store_format, now, profile.cluster_max, taken=wide.taken)
     b.actions = actions
     if profile.method == "memtui":
