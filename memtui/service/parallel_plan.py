@@ -10,8 +10,10 @@ read the store from the parent's memory, copied on write, instead of being sent 
 
 from __future__ import annotations
 
+import io
 import multiprocessing
 import os
+import pickle
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -108,7 +110,7 @@ def plan_in_parallel(
         )
     with gc_paused():
         wide = store_wide(memories, profile)
-        work = _Work(users, profile, now, wide, store_format, embeddings)
+        work = _Work(memories, users, profile, now, wide, store_format, embeddings)
         parts = _parts(work, jobs, progress, cancelled)
         joined = join_users(
             parts,
@@ -127,6 +129,7 @@ def plan_in_parallel(
 
 @dataclass(frozen=True, slots=True)
 class _Work:
+    memories: Sequence[Memory]
     users: list[list[Memory]]
     profile: Profile
     now: datetime
@@ -153,7 +156,7 @@ def _parts(
     try:
         with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_start) as pool:
             for found in pool.imap(_plan_chunk, range(len(_CHUNKS))):
-                parts += found
+                parts += _received(found, work.memories)
                 if cancelled is not None and cancelled():
                     raise Cancelled("planning cancelled")  # leaving the pool ends the workers
                 if progress is not None:
@@ -173,12 +176,12 @@ def _worker_start() -> None:
         signal.signal(signum, signal.SIG_DFL)
 
 
-def _plan_chunk(chunk: int) -> list[UserPlan]:
+def _plan_chunk(chunk: int) -> bytes:
     work = _WORK
     assert work is not None
     start, end = _CHUNKS[chunk]
     with gc_paused():
-        return [
+        parts = [
             plan_user(
                 entries,
                 work.profile,
@@ -189,6 +192,25 @@ def _plan_chunk(chunk: int) -> list[UserPlan]:
             )
             for entries in work.users[start:end]
         ]
+        return _sent(parts, work.memories)
+
+
+def _sent(parts: list[UserPlan], memories: Sequence[Memory]) -> bytes:
+    """The parts as bytes, the store's own entries as their place in it: the parent has them
+    (a worker forked from it), so only what the actions made travels."""
+    place = {id(m): n for n, m in enumerate(memories)}
+    out = io.BytesIO()
+    pickler = pickle.Pickler(out, pickle.HIGHEST_PROTOCOL)
+    pickler.persistent_id = lambda obj: place.get(id(obj))  # type: ignore[method-assign]
+    pickler.dump(parts)
+    return out.getvalue()
+
+
+def _received(data: bytes, memories: Sequence[Memory]) -> list[UserPlan]:
+    unpickler = pickle.Unpickler(io.BytesIO(data))
+    unpickler.persistent_load = memories.__getitem__  # type: ignore[method-assign]
+    parts: list[UserPlan] = unpickler.load()
+    return parts
 
 
 def _chunks(sizes: Sequence[int], count: int) -> list[tuple[int, int]]:
