@@ -77,7 +77,7 @@ def cmd_pairs(args: argparse.Namespace, svc: Service) -> int:
 
 def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
     now = usage_checked(lambda: parse_time(args.now, "--now")) if args.now else None
-    if args.jobs is not None and args.jobs < 1:
+    if args.jobs < 1:
         raise UsageError("--jobs must be 1 or more")
     store = svc.open(args.store)
     profile = svc.profile(store, args.profile)
@@ -412,9 +412,10 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--jobs",
         type=int,
+        default=1,
         metavar="N",
-        help="plan users in N processes (default: the usable cores; 1 for one user or a "
-        "store under 20,000 entries); the plan is the same",
+        help="plan users in N worker processes (default 1: the whole store in this one); "
+        "the plan is the same",
     )
     p.add_argument(
         "--embed",

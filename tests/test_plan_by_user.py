@@ -142,7 +142,7 @@ def test_one_process_plans_a_small_store_or_a_single_user() -> None:
     assert default_jobs(10 * SMALL_STORE, 50) >= 1
 
 
-def test_the_service_plans_by_user_by_default(tmp_path: Path) -> None:
+def test_the_service_plans_the_same_with_workers(tmp_path: Path) -> None:
     store_file = tmp_path / "store.json"
     memories = _in_turn(700, 3)
     create_native_store(store_file, memories, now=NOW, kind="import", reason="test")
