@@ -38,7 +38,7 @@ def _in_turn(size: int, users: int, seed: int = 11) -> list[Memory]:
     return [m.with_(user_id=f"user-{i % users}") for i, m in enumerate(memories)]
 
 
-def _joined(memories: list[Memory], profile_name: str, store_format: str = "native") -> Plan | None:
+def _joined(memories: list[Memory], profile_name: str, store_format: str = "native") -> Plan:
     profile = get_profile(profile_name)
     wide = store_wide(memories, profile)
     parts = [
@@ -53,7 +53,6 @@ def test_a_plan_made_user_by_user_is_the_whole_store_plan(profile: str) -> None:
     memories = _in_turn(1500, 6)
     whole = make_plan(memories, get_profile(profile), PLAN_NOW)
     joined = _joined(memories, profile)
-    assert joined is not None
     users = [a.before[0].user_id for a in whole.actions]
     assert len(set(users)) == 6 and users != sorted(users)  # the users interleave
     assert joined.to_dict() == whole.to_dict()
@@ -88,15 +87,22 @@ def test_generated_multi_user_stores_plan_the_same(
         assert len({m.user_id for m in [*action.before, *action.after]}) == 1
 
 
-def test_two_users_making_the_same_new_id_get_the_whole_store_plan() -> None:
-    # longterm numbers new entries: each user alone would take the same next number
-    memories = _in_turn(600, 3)
-    assert _joined(memories, "longterm", "longterm") is None
-    whole = make_plan(memories, get_profile("longterm"), PLAN_NOW, store_format="longterm")
-    made = [m.id for a in whole.actions if a.kind == "merge" for m in a.after[:1]]
-    assert len(made) == len(set(made)) > 1
-    each = plan_each_user(memories, get_profile("longterm"), PLAN_NOW, store_format="longterm")
-    assert each.to_dict() == whole.to_dict()
+@pytest.mark.parametrize("profile", ["longterm", "default"])
+def test_new_ids_are_the_whole_store_plan_s_when_users_draw_alike(profile: str) -> None:
+    # longterm numbers new entries: each user alone takes the same next numbers, and the
+    # subject tier's seeds name the first tier's new entries
+    memories = _in_turn(900, 3)
+    whole = make_plan(memories, get_profile(profile), PLAN_NOW, store_format="longterm")
+    made = [a.after[0].id for a in whole.actions if a.kind == "merge"]
+    assert len(made) == len(set(made)) > 3
+    parts = [
+        plan_user(u, get_profile(profile), PLAN_NOW, wide, store_format="longterm")
+        for wide in [store_wide(memories, get_profile(profile))]
+        for u in by_user(memories)
+    ]
+    assert len({part.actions[part.seeds[0][0]].after[0].id for part in parts}) == 1
+    joined = _joined(memories, profile, "longterm")
+    assert joined.to_dict() == whole.to_dict()
 
 
 def test_worker_processes_make_the_one_process_plan() -> None:

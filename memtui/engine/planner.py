@@ -16,7 +16,7 @@ from typing import Any
 
 from memtui.engine.decay import DecayModel, decay_for, decay_for_store
 from memtui.engine.embedded import Embeddings
-from memtui.engine.ids import TakenIds
+from memtui.engine.ids import IdMaker, TakenIds
 from memtui.engine.plan import FOLLOWS, Action, Plan
 from memtui.engine.profiles import Profile
 from memtui.engine.rules.expire import protected_entries
@@ -158,7 +158,8 @@ class UserPlan:
 
     actions: list[Action]
     keys: list[Place]
-    made: frozenset[str]
+    seeds: list[tuple[int, str, tuple[str, ...]]]
+    """Each new id: its action, the id, the members it was drawn from (`Builder.seeds`)."""
 
 
 def by_user(memories: Sequence[Memory]) -> list[list[Memory]]:
@@ -207,7 +208,7 @@ def plan_user(
             report(step.name, step.start)
             b.step = n
             step.run(run)
-    return UserPlan(b.actions, b.keys, frozenset(b.ids.made))
+    return UserPlan(b.actions, b.keys, b.seeds)
 
 
 def join_users(
@@ -222,34 +223,32 @@ def join_users(
     fingerprint: str = "",
     last_run: datetime | None = None,
     embeddings: Embeddings | None = None,
-) -> Plan | None:
+) -> Plan:
     """The users' parts as one plan (their actions, renamed), in the order the whole-store
-    planner puts them, then the store-wide steps over it; None when two users made the same
-    new id (the store's planner would have made another: plan the store whole)."""
-    made: set[str] = set()
-    for part in parts:
-        if not made.isdisjoint(part.made):
-            return None
-        made |= part.made
+    planner puts them, then the store-wide steps over it. The new ids are drawn again in that
+    order (`_same_ids`): two users may have drawn the same one, or numbered theirs alike."""
     order = sorted(
         (key, user, n) for user, part in enumerate(parts) for n, key in enumerate(part.keys)
     )
-    renamed: list[dict[str, str]] = [{} for _ in parts]
+    numbers: list[dict[str, str]] = [{} for _ in parts]
+    rank: list[dict[int, int]] = [{} for _ in parts]
     for number, (_, user, n) in enumerate(order, start=1):
-        renamed[user][parts[user].actions[n].id] = f"a{number}"
+        numbers[user][parts[user].actions[n].id] = f"a{number}"
+        rank[user][n] = number
+    ids = _same_ids(parts, rank, store_format, now, wide)
     actions = []
     for _, user, n in order:  # the parts are this call's: their actions are renamed in place
-        action, names = parts[user].actions[n], renamed[user]
+        action, names = parts[user].actions[n], numbers[user]
         if FOLLOWS in action.details:
-            action.details = {
-                **action.details,
-                FOLLOWS: [names[i] for i in action.details[FOLLOWS]],
-            }
+            follows = [names[i] for i in action.details[FOLLOWS]]
+            action.details = {**action.details, FOLLOWS: follows}
         if action.depends_on:
             action.depends_on = sorted(
                 (names[d] for d in action.depends_on), key=lambda a: int(a[1:])
             )
         action.id = names[action.id]
+        if ids[user]:
+            _rename(action, ids[user])
         actions.append(action)
     b = Builder((), store_format, now, profile.cluster_max, taken=wide.taken)
     b.actions = actions
@@ -261,6 +260,63 @@ def join_users(
         if step.store_wide:
             step.run(run)
     return _plan_of(run, store, store_format, fingerprint)
+
+
+def _same_ids(
+    parts: Sequence[UserPlan],
+    rank: list[dict[int, int]],
+    store_format: str,
+    now: datetime,
+    wide: StoreWide,
+) -> list[dict[str, str]]:
+    """Per user, the new ids the whole-store planner draws otherwise: the same `IdMaker` over
+    the store's ids, asked in the joined order, with the members renamed before."""
+    drawn = sorted(
+        (rank[user][n], user, ident, members)
+        for user, part in enumerate(parts)
+        for n, ident, members in part.seeds
+    )
+    maker = IdMaker(store_format, (), now, index=wide.taken)
+    out: list[dict[str, str]] = [{} for _ in parts]
+    for _, user, ident, members in drawn:
+        renamed = out[user]
+        again = maker.new("|".join(renamed.get(m, m) for m in members))
+        if again != ident:
+            renamed[ident] = again
+    return out
+
+
+def _rename(action: Action, ids: Mapping[str, str]) -> None:
+    """The action with the entries it names called by their new ids."""
+    action.targets = [ids.get(t, t) for t in action.targets]
+    action.before = [_renamed(m, ids) for m in action.before]
+    action.after = [_renamed(m, ids) for m in action.after]
+    provenance = action.details.get("provenance")
+    if isinstance(provenance, dict):
+        provenance = {
+            **provenance,
+            "base": ids.get(provenance["base"], provenance["base"]),
+            "spans": [[a, z, ids.get(i, i)] for a, z, i in provenance["spans"]],
+            **{
+                key: [{**c, "member": ids.get(c["member"], c["member"])} for c in provenance[key]]
+                for key in ("added", "left_out")
+                if key in provenance
+            },
+        }
+        action.details = {**action.details, "provenance": provenance}
+
+
+def _renamed(m: Memory, ids: Mapping[str, str]) -> Memory:
+    named = [m.id, m.superseded_by, *m.supersedes]
+    if not any(i in ids for i in named if i is not None):
+        return m
+    return m.with_(
+        id=ids.get(m.id, m.id),
+        superseded_by=None
+        if m.superseded_by is None
+        else ids.get(m.superseded_by, m.superseded_by),
+        supersedes=tuple(ids.get(i, i) for i in m.supersedes),
+    )
 
 
 def plan_each_user(
@@ -310,7 +366,7 @@ def plan_each_user(
                 )
             )
         report(f"users {len(users)}/{len(users)}", 1.0)
-        joined = join_users(
+        return join_users(
             parts,
             memories,
             profile,
@@ -322,20 +378,6 @@ def plan_each_user(
             last_run=last_run,
             embeddings=embeddings,
         )
-    if joined is not None:
-        return joined
-    return make_plan(
-        memories,
-        profile,
-        now,
-        store=store,
-        store_format=store_format,
-        fingerprint=fingerprint,
-        progress=progress,
-        cancelled=cancelled,
-        last_run=last_run,
-        embeddings=embeddings,
-    )
 
 
 def _similarity_used(profile: Profile, embeddings: Embeddings | None) -> dict[str, Any]:

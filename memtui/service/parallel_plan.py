@@ -7,11 +7,6 @@ the usable cores, but one process for a store of one user or under `SMALL_STORE`
 (starting workers and sending their parts back costs more than they save there), and one
 where processes cannot be forked (the workers read the store from the parent's memory, copied
 on write, instead of being sent it).
-
-Two users' new entries can draw the same id (native ids carry 24 bits of hash: at 100k
-entries it happens in most plans); the whole-store planner gives the later one another, so
-the join refuses and the store is planned again whole — the same plan, at the cost of the
-parallel work. Replaying the new ids in the joined order would remove that (not done yet).
 """
 
 from __future__ import annotations
@@ -106,7 +101,7 @@ def plan_in_parallel(
         wide = store_wide(memories, profile)
         work = _Work(memories, users, profile, now, wide, store_format, embeddings)
         parts = _parts(work, jobs, progress, cancelled)
-        joined = join_users(
+        return join_users(
             parts,
             memories,
             profile,
@@ -118,7 +113,6 @@ def plan_in_parallel(
             last_run=last_run,
             embeddings=embeddings,
         )
-    return joined if joined is not None else whole()
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,7 +47,7 @@ def _longterm_absorb_and_merge(run: PlanRun) -> None:
     for group, members, scores in each_group(b, _clusters(b, middle, profile.cluster_min), middle):
         merged, retired = merge_entries(
             members,
-            new_id=b.ids.new("|".join(group)),
+            new_id=b.new_id(group),
             now=now,
             rule="longterm",
             max_paths=10**6,

@@ -52,7 +52,7 @@ def _pi_absorb_and_merge(run: PlanRun) -> None:
             answer = pi_answer(best_member(members).content)
         merged, retired = merge_entries(
             members,
-            new_id=b.ids.new("|".join(group)),
+            new_id=b.new_id(group),
             now=now,
             rule="pi",
             content=answer,

@@ -61,6 +61,8 @@ class Builder:
         self.origin: Mapping[str, int] = self.position if origin is None else origin
         self.born: dict[str, Place] = {}  # where each entry an action made stands
         self.step = 0  # the index of the running step in the profile's steps
+        self.seeds: list[tuple[int, str, tuple[str, ...]]] = []
+        """Each new id: the action it is for, the id, the members it was drawn from."""
         self.keys: list[Place] = []
         """Per action, where a whole-store plan puts it: per-user plans merge by these."""
         self.embeddings: Embeddings | None = None
@@ -123,6 +125,12 @@ class Builder:
                     self.order.append(memory.id)
                 self.current[memory.id] = memory
         return action
+
+    def new_id(self, members: Sequence[str]) -> str:
+        """A new id for the entry that `members` become in the next action."""
+        ident = self.ids.new("|".join(members))
+        self.seeds.append((len(self.actions), ident, tuple(members)))
+        return ident
 
     def place(self, ident: str) -> Place:
         """Where an entry stands in the whole store's order: the snapshot's entries first,

@@ -93,7 +93,7 @@ def _memtui_absorb_and_merge(run: PlanRun) -> None:
         wording = rule_wording(dated(members), profile.wording_max_chars)
         merged, retired = merge_entries(
             members,
-            new_id=b.ids.new("|".join(group.members)),
+            new_id=b.new_id(group.members),
             now=now,
             rule="memtui",
             content=wording.text,

@@ -81,7 +81,7 @@ def subject_merge(
         ids = [m.id for m in entries]
         merged, retired = merge_entries(
             entries,
-            new_id=b.ids.new("|".join(ids)),
+            new_id=b.new_id(ids),
             now=now,
             rule="memtui",
             content=wording.text,
