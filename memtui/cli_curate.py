@@ -72,9 +72,11 @@ def cmd_pairs(args: argparse.Namespace, svc: Service) -> int:
 
 def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
     now = usage_checked(lambda: parse_time(args.now, "--now")) if args.now else None
+    if args.jobs < 1:
+        raise UsageError("--jobs must be 1 or more")
     store = svc.stores.open(args.store)
     profile = svc.profiles.profile(store, args.profile)
-    plan = svc.plans.plan(store, profile, now=now, embeddings=args.embed)
+    plan = svc.plans.plan(store, profile, now=now, embeddings=args.embed, jobs=args.jobs)
     for line in svc.notices():
         print(line, file=sys.stderr)
     if args.llm or args.llm_strategy:
@@ -405,6 +407,14 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--now", metavar="ISO8601", help="plan as of this time")
     p.add_argument("--out", metavar="FILE", help="also write the plan (JSON) here")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="plan users in N worker processes (default 1: the whole store in this one); "
+        "the plan is the same",
+    )
     p.add_argument(
         "--embed",
         action="store_true",

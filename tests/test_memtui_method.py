@@ -317,10 +317,10 @@ def test_evidence_also_makes_a_memory_once_important() -> None:
 
 
 def test_the_builder_refuses_an_action_over_the_cap() -> None:
-    from memtui.engine.planner import _Builder
+    from memtui.engine.rules.run import Builder
 
     memories = [Memory(id=str(i), content="x") for i in range(4)]
-    b = _Builder(memories, "native", NOW, 3)
+    b = Builder(memories, "native", NOW, 3)
     with pytest.raises(MemtuiError, match="over the profile's cap of 3"):
         b.add("merge", ["0", "1", "2", "3"], [], "rule", {}, "why")
 

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from memtui.demo import make_demo_memories
-from memtui.engine import candidates, planner
+from memtui.engine import candidates
 from memtui.engine.candidates import PairTable, brute_force_pairs, candidate_pairs
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import get_profile
+from memtui.engine.rules import pair_search
 from memtui.model import Memory
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
@@ -56,7 +57,7 @@ def test_a_pi_plan_equals_the_plan_from_brute_force_pairs(
     profile = dataclasses.replace(get_profile("pi"), **changes)
     made = make_plan(memories, profile, NOW, store="s")
     assert any(a.rule.startswith(rule) for a in made.actions)
-    monkeypatch.setattr(planner, "candidate_table", _brute_force_table)
+    monkeypatch.setattr(pair_search, "candidate_table", _brute_force_table)
     reference = make_plan(memories, profile, NOW, store="s")
     assert made.to_dict() == reference.to_dict()
 

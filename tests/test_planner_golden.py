@@ -12,7 +12,7 @@ import pytest
 
 from memtui.demo.generate import make_demo_memories
 from memtui.engine.choices import EXPIRE_KINDS, MERGE_RULES
-from memtui.engine.planner import EXPIRE_STEPS, MERGE_RULE_STEPS, make_plan
+from memtui.engine.planner import EXPIRE_STEPS, MERGE_RULE_STEPS, make_plan, steps_for
 from memtui.engine.profiles import PROFILE_NAMES, apply_overrides, get_profile
 from memtui.stores import open_store
 from memtui.stores.registry import FORMATS
@@ -91,15 +91,15 @@ def test_every_choice_maps_to_steps() -> None:
     ],
 )
 def test_each_profile_is_its_steps(profile: str, names: list[str]) -> None:
-    assert [step.name for step in get_profile(profile).steps] == names
+    assert [step.name for step in steps_for(get_profile(profile))] == names
 
 
 def test_overrides_choose_the_steps() -> None:
     longterm = get_profile("longterm")
     deprecating = apply_overrides(longterm, {"expire_kind": "deprecate"}, "test.toml")
-    assert deprecating.steps[-2] == EXPIRE_STEPS["deprecate"] != longterm.steps[-2]
+    assert steps_for(deprecating)[-2] == EXPIRE_STEPS["deprecate"] != steps_for(longterm)[-2]
     thesearch = apply_overrides(longterm, {"merge_rule": "thesearch"}, "test.toml")
-    assert [s.name for s in thesearch.steps][-3:] == ["promote", "health", "guard"]
-    assert "conflicts" not in [s.name for s in thesearch.steps]
+    assert [s.name for s in steps_for(thesearch)][-3:] == ["promote", "health", "guard"]
+    assert "conflicts" not in [s.name for s in steps_for(thesearch)]
     no_decay = apply_overrides(get_profile("pi"), {"apply_decay": False}, "test.toml")
-    assert [s.name for s in no_decay.steps] == ["candidates", "merge", "guard"]
+    assert [s.name for s in steps_for(no_decay)] == ["candidates", "merge", "guard"]

@@ -15,11 +15,12 @@ from hypothesis import strategies as st
 
 from memtui import planfile
 from memtui.demo import make_demo_memories
-from memtui.engine import candidates, planner
+from memtui.engine import candidates
 from memtui.engine.candidates import brute_force_pairs, candidate_pairs
 from memtui.engine.plan import field_changes, plan_record
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import get_profile
+from memtui.engine.rules import pair_search
 from memtui.jsonout import dumps
 from memtui.model import Memory, Source, Status
 from memtui.planfile.full import full_json
@@ -74,7 +75,7 @@ def test_a_plan_equals_the_plan_from_brute_force_pairs(
     made = make_plan(memories, get_profile(profile), NOW, store="s")
     assert made.actions
     monkeypatch.setattr(
-        planner,
+        pair_search,
         "candidate_pairs",
         lambda ms, method, line, **_: brute_force_pairs(ms, method, line),
     )

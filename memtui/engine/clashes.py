@@ -246,17 +246,31 @@ def _frames(text: str) -> set[tuple[str, ...]]:
 def clash_candidates(memories: Sequence[Memory]) -> list[tuple[str, str]]:
     """Pairs of one user's entries that may clash although they score low ("I have two dogs"
     / "Three dogs live with me"): those sharing a frame (`_frames`), once each."""
+    return [pair for pair, _ in clash_candidates_placed(memories)]
+
+
+def clash_candidates_placed(
+    memories: Sequence[Memory],
+) -> list[tuple[tuple[str, str], tuple[str, int, int]]]:
+    """`clash_candidates`, each with where it comes in their order: the entry that opened
+    its frame's bucket, the how-manieth bucket that entry opened, the pair's place in it."""
     buckets: dict[tuple[object, ...], list[str]] = defaultdict(list)
+    opened: dict[tuple[object, ...], tuple[str, int]] = {}
     for m in memories:
+        count = 0
         for frame in _frames(m.content):
-            buckets[(m.user_id, *frame)].append(m.id)
+            bucket = (m.user_id, *frame)
+            if bucket not in buckets:
+                opened[bucket] = (m.id, count)
+                count += 1
+            buckets[bucket].append(m.id)
     seen: set[tuple[str, str]] = set()
     out = []
-    for members in buckets.values():
+    for key, members in buckets.items():
         if len(members) > BUCKET_CAP:
             continue
-        for pair in combinations(members, 2):
+        for n, pair in enumerate(combinations(members, 2)):
             if pair not in seen:
                 seen.add(pair)
-                out.append(pair)
+                out.append((pair, (*opened[key], n)))
     return out

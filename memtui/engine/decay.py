@@ -25,14 +25,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from memtui.engine.choices import DECAY_MODELS
+from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.times import days_between, epoch_ms_float
-
-if TYPE_CHECKING:
-    from memtui.engine.profiles import Profile
 
 MODELS = DECAY_MODELS
 SLOWER: tuple[tuple[str, float], ...] = (("identity", 2.0), ("preference", 2.0))
@@ -124,8 +122,6 @@ def model(
     slower: tuple[tuple[str, float], ...] = (),
 ) -> DecayModel:
     if name not in MODELS:
-        from memtui.errors import MemtuiError
-
         raise MemtuiError(f"unknown decay model {name!r} (use {', '.join(MODELS)})")
     default_rate = {"pi": 0.95, "longterm": 0.995}.get(name, 1.0)
     return DecayModel(
@@ -133,7 +129,21 @@ def model(
     )
 
 
-def decay_for(profile: Profile, name: str | None = None) -> DecayModel | None:
+class DecayChoices(Protocol):
+    """What a profile says about decay (engine/profiles.py `Profile`): this module needs no
+    more of it, and does not import it."""
+
+    @property
+    def decay_model(self) -> str | None: ...
+
+    @property
+    def decay_rate(self) -> float | None: ...
+
+    @property
+    def decays_unused_by_half_life(self) -> bool: ...
+
+
+def decay_for(profile: DecayChoices, name: str | None = None) -> DecayModel | None:
     """The profile's decay model at the profile's rate (None when it has none), or the model
     `name` at that model's own default rate."""
     if name:
@@ -146,7 +156,7 @@ def never_used(memories: Sequence[Memory]) -> bool:
     return not any(m.last_accessed_at is not None or m.access_count for m in memories)
 
 
-def decay_for_store(profile: Profile, memories: Sequence[Memory]) -> DecayModel | None:
+def decay_for_store(profile: DecayChoices, memories: Sequence[Memory]) -> DecayModel | None:
     """The profile's decay model for this store: memtui's own method decays a store where no
     use was ever recorded with the half-life from creation, slower for lasting facts."""
     decay = decay_for(profile)

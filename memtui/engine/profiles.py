@@ -21,10 +21,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from types import UnionType
-from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from memtui.engine.choices import (
+    DECAY_MODELS,
     EXPIRE_KINDS,
+    MERGE_RULES,
+    METHODS,
     DecayModelName,
     ExpireKind,
     Linkage,
@@ -32,9 +35,6 @@ from memtui.engine.choices import (
     Method,
 )
 from memtui.errors import MemtuiError
-
-if TYPE_CHECKING:
-    from memtui.engine.planner import Step
 
 PROFILE_NAMES = ("pi", "longterm", "thesearch", "default")
 
@@ -132,14 +132,6 @@ class Profile:
         """memtui's own method: a store where no use was ever recorded decays with the
         half-life from creation (engine/decay.py `decay_for_store`), not by this rate."""
         return self.merge_rule == "memtui"
-
-    @property
-    def steps(self) -> tuple[Step, ...]:
-        """What planning with this profile does, in order (engine/planner.py `steps_for`):
-        the choices above (`decay_model`, `merge_rule`, `expire_kind`, …) pick the steps."""
-        from memtui.engine.planner import steps_for
-
-        return steps_for(self)
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
@@ -267,16 +259,12 @@ def _one_of(choices: Sequence[str]) -> Callable[[Any], str | None]:
 
 def _limits() -> dict[str, Callable[[Any], str | None]]:
     """What each overridable parameter may be, beyond its type."""
-    from memtui.engine.decay import MODELS
-    from memtui.engine.merging import RULES
-    from memtui.engine.similarity import METHODS
-
     score = _between(0, 1, above=True)  # a similarity line the candidate search starts from
     share = _between(0, 1)
     return {
         "method": _one_of(METHODS),
-        "decay_model": _one_of(MODELS),
-        "merge_rule": _one_of(RULES),
+        "decay_model": _one_of(DECAY_MODELS),
+        "merge_rule": _one_of(MERGE_RULES),
         "expire_kind": _one_of(EXPIRE_KINDS),
         **dict.fromkeys(
             (

@@ -12,12 +12,13 @@ from memtui import locations, planfile
 from memtui.config import llm_settings
 from memtui.engine.embedded import Embeddings
 from memtui.engine.plan import Plan, plan_changes
-from memtui.engine.planner import Cancelled, Progress, make_plan
+from memtui.engine.planner import Cancelled, Progress
 from memtui.engine.profiles import Profile
 from memtui.errors import MemtuiError
 from memtui.model import Memory, Status
 from memtui.planfile.checks import check_made_for
 from memtui.service.base import Part, embeddings_folder
+from memtui.service.parallel_plan import plan_in_parallel
 from memtui.stores import Actor, Change, Transaction
 from memtui.stores.progress import CommitProgress
 from memtui.stores.protocol import MemoryStore
@@ -48,8 +49,10 @@ class Plans(Part):
         progress: Progress | None = None,
         cancelled: Callable[[], bool] | None = None,
         embeddings: bool = False,
+        jobs: int | None = 1,
     ) -> Plan:
-        """The consolidation plan for the store as it is (nothing is written). With
+        """The consolidation plan for the store as it is (nothing is written), planned by
+        `jobs` processes user by user (None: as many as pay, service/parallel_plan.py). With
         `embeddings`, the `memtui` method adds local sentence embeddings (computed here, in
         the caller's thread, and cached beside the store); without the embed extra the plan is
         lexical and `notices()` says once how to get it. `params["similarity"]` says which."""
@@ -65,10 +68,11 @@ class Plans(Part):
                 f"memtui: embeddings apply to the memtui method; profile {profile.name} uses "
                 f"{profile.method} (try --profile default)"
             )
-        return make_plan(
+        return plan_in_parallel(
             memories,
             profile,
             when,
+            jobs=jobs,
             store=str(store.path),
             store_format=store.format_name,
             ids=store.traits.ids,

@@ -1,0 +1,65 @@
+"""Plans every fixture store (and generated ones) with every built-in profile and writes one
+digest per (store, profile): run it before and after a planner change and compare the files.
+
+    python bench/plan_identity.py > before.txt   # on the old code
+    python bench/plan_identity.py > after.txt    # on the new code
+    diff before.txt after.txt                    # nothing: every plan is byte-identical
+    python bench/plan_identity.py --by-user > by-user.txt  # planned one user at a time
+    diff after.txt by-user.txt                   # nothing: the same plans
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memtui.demo.generate import make_demo_memories
+from memtui.engine.planner import make_plan, plan_each_user
+from memtui.engine.profiles import PROFILE_NAMES, get_profile
+from memtui.stores import open_store
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
+
+
+def _stores() -> list[tuple[str, list, str]]:
+    out = []
+    for path in sorted(FIXTURES.rglob("*")):
+        if path.suffix not in (".json", ".jsonl") or not path.is_file():
+            continue
+        try:
+            store = open_store(str(path))
+            memories = store.memories()
+        except Exception:  # not a store (a report, a label file): skipped
+            continue
+        out.append((str(path.relative_to(FIXTURES)), memories, store.format_name))
+    for n, users in ((400, 7), (3000, 12), (6000, 40)):
+        out.append((f"generated-{n}-seed{users}", make_demo_memories(n, users, NOW), "native"))
+    # the bench's store: users taking turns, every step's actions interleaved across users
+    mixed = make_demo_memories(8000, 11, NOW)
+    names = [f"user-{n:03d}" for n in range(20)]
+    mixed = [m.with_(user_id=names[i % 20]) for i, m in enumerate(mixed)]
+    out.append(("generated-8000-20-users-in-turn", mixed, "native"))
+    return out
+
+
+def main() -> None:
+    planner = plan_each_user if "--by-user" in sys.argv[1:] else make_plan
+    count = 0
+    for name, memories, store_format in _stores():
+        for profile in PROFILE_NAMES:
+            plan = planner(
+                memories, get_profile(profile), NOW, store=name, store_format=store_format
+            )
+            text = json.dumps(plan.to_dict(), sort_keys=True, ensure_ascii=False)
+            digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+            print(f"{name}\t{profile}\t{len(plan.actions)}\t{digest}")
+            count += 1
+    print(f"{count} plans", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""Planning by user in parallel, side by side in one run: `memtui plan STORE --profile P
+--out F` with the previous implementation (a git ref, by default where this branch left
+`main`: the whole store in one piece), then this checkout with `--jobs 1` (one process, one
+user at a time) and `--jobs 2` (two worker processes), each as a whole process (start-up,
+opening and writing included; peak memory from /usr/bin/time: the largest single process,
+so with `--jobs 2` the parent or one worker; CPU = user + system of the process and its
+workers). The plan files must be byte-identical.
+
+    python bench/plan_jobs_bench.py [--entries 100000] [--users 100] [--before REF] [--repeat N]
+
+The store is `pairs_bench.make_store`'s (`memtui demo`'s generator, users taking turns).
+
+Figures (2 cores shared with other jobs, load 6-9: wall times are not the machine's), 100,000
+entries of 100 users, wall s / CPU s / peak MB, every plan file the same as before's:
+longterm: before 17.2 / 10.1 / 549, --jobs 1 19.1 / 10.2 / 550, --jobs 2 36.0 / 19.3 / 595;
+default: before 44.3 / 25.4 / 740, --jobs 1 62.8 / 27.3 / 743, --jobs 2 47.0 / 37.7 / 705.
+The peak is the plan itself (about 265 MB of actions at 100k) and the open store, not the
+planning: writing the plan as it is made, user by user, is what would bring it down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from pairs_bench import ROOT, make_store
+from plan_scale_bench import best, run
+
+NOW = "2026-12-01T00:00:00Z"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--entries", type=int, default=100_000)
+    parser.add_argument("--users", type=int, default=100)
+    parser.add_argument("--profiles", default="longterm,default")
+    parser.add_argument("--before", help="the git ref to compare with (default: the merge base)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each (best time shown)")
+    args = parser.parse_args()
+    if args.before is None:
+        args.before = subprocess.run(
+            ["git", "-C", str(ROOT), "merge-base", "HEAD", "main"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()[:12]
+    folder = Path(tempfile.mkdtemp(prefix="memtui-planjobs-"))
+    try:
+        before = folder / "before"
+        before.mkdir()
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", args.before], check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(before)], input=archive, check=True)
+        bench(folder, before, args)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def bench(folder: Path, before: Path, args: argparse.Namespace) -> None:
+    store = make_store(folder, "store", args.entries, args.users)
+    print(
+        f"memtui plan --out on {args.entries:,} entries of {args.users} users "
+        f"(before = {args.before}, whole store in one process)"
+    )
+    print(f"{'profile':<10}{'run':<10}{'wall s':>7} {'CPU s':>6} {'peak MB':>7}  same plan?")
+    plan = [sys.executable, "-m", "memtui", "plan", str(store), "--now", NOW, "--out"]
+    for profile in args.profiles.split(","):
+        files = {name: folder / f"{profile}-{name}.json" for name in ("before", "jobs1", "jobs2")}
+        runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in files}
+        for _ in range(args.repeat):
+            profile_args = ["--profile", profile]
+            runs["before"].append(run([*plan, str(files["before"]), *profile_args], before))
+            for jobs in ("1", "2"):
+                out = files[f"jobs{jobs}"]
+                runs[f"jobs{jobs}"].append(
+                    run([*plan, str(out), *profile_args, "--jobs", jobs], ROOT)
+                )
+        reference = files["before"].read_bytes()
+        for name, timings in runs.items():
+            same = "yes (same file)" if files[name].read_bytes() == reference else "NO"
+            label = name if name == "before" else f"--jobs {name[-1]}"
+            print(f"{profile:<10}{label:<10}{best(timings)}  {same}")
+
+
+if __name__ == "__main__":
+    main()
