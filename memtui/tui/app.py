@@ -17,7 +17,7 @@ from typing import Any, ClassVar, cast
 
 from rich.text import Text
 from textual import events, on, work
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widgets import Input
@@ -28,7 +28,8 @@ from memtui.model import Memory
 from memtui.service import History, Service, Settings, Store
 from memtui.textsafe import one_line
 from memtui.tui import heap
-from memtui.tui.commands import MemtuiCommands, PaletteCommand
+from memtui.tui.bindings import PaletteCommand, bindings_for, palette_commands
+from memtui.tui.commands import MemtuiCommands
 from memtui.tui.commit_flow import CommitFlow
 from memtui.tui.failures import GuardedHandlers, formatted, one_line_report
 from memtui.tui.help_sections import HelpSection, help_sections
@@ -51,28 +52,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     ENABLE_COMMAND_PALETTE = True
     HELP_TITLE = "Everywhere"
     start_screen: str | None = None  # "label": `memtui label STORE` opens on it
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave memtui"),
-        Binding(
-            "question_mark", "help", "Help", id="app.help", tooltip="Every key and what it does"
-        ),
-        Binding(
-            "u",
-            "undo",
-            "Undo",
-            show=False,
-            id="store.undo",
-            tooltip="Undo the newest transaction (asks first)",
-        ),
-        Binding(
-            "ctrl+r",
-            "reload",
-            "Reload",
-            show=False,
-            id="store.reload",
-            tooltip="Read the store again (after an outside change)",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("MemtuiApp")
 
     def __init__(
         self,
@@ -470,10 +450,8 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
                 self.notify(f"Could not save the theme: {e}", severity="warning")
 
     def palette_commands(self) -> list[PaletteCommand]:
-        commands: list[PaletteCommand] = [
-            ("store: reload", "Read the store file again", self.action_reload),
-            ("view: help", "Every key and what it does", self.action_help),
-            ("store: undo the newest change", "Asks first", self.action_undo),
+        commands = [
+            *palette_commands(self, self, "MemtuiApp"),
             *self.home.palette_commands(),
         ]
         for name in sorted(self.available_themes):

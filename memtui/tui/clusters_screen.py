@@ -13,7 +13,7 @@ from rich.console import Group
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
@@ -25,6 +25,7 @@ from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.service import METHODS, Profile, Service, Store
 from memtui.textsafe import literal, one_line
+from memtui.tui.bindings import bindings_for
 from memtui.tui.chart import histogram
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
@@ -69,45 +70,7 @@ def size_bins(clusters: list[list[str]]) -> list[tuple[str, int]]:
 class ClustersScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "Clusters"
     AUTO_FOCUS = "#list"  # the clusters, not the method chooser
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "plus,equals_sign",
-            "threshold(1)",
-            "Raise",
-            id="clusters.up",
-            tooltip="Raise the threshold: fewer, closer clusters",
-        ),
-        Binding(
-            "minus",
-            "threshold(-1)",
-            "Lower",
-            id="clusters.down",
-            tooltip="Lower the threshold: more, looser clusters",
-        ),
-        Binding(
-            "m",
-            "merge",
-            "Merge",
-            id="clusters.merge",
-            tooltip="Open the merge screen with the highlighted cluster",
-        ),
-        Binding(
-            "y",
-            "label(True)",
-            "Same",
-            id="clusters.same",
-            tooltip="Label the highlighted cluster as one memory (for memtui calibrate)",
-        ),
-        Binding(
-            "n",
-            "label(False)",
-            "Not same",
-            id="clusters.different",
-            tooltip="Label the highlighted cluster: no two of its entries are one memory (every "
-            "pair labelled different; a group of 3 or more asks first)",
-        ),
-        Binding("escape", "app.pop_screen", "Back", id="clusters.back"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("ClustersScreen")
     DEFAULT_CSS = """
     ClustersScreen #controls { height: auto; padding: 0 1; background: $panel; }
     ClustersScreen #controls Select { width: 24; }

@@ -14,7 +14,7 @@ from rich.console import Group
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
@@ -24,6 +24,7 @@ from textual.widgets.option_list import Option
 from memtui.model import Memory, Status
 from memtui.service import DECAY_MODELS, DecayModel, Profile, Service, Store
 from memtui.textsafe import one_line
+from memtui.tui.bindings import bindings_for
 from memtui.tui.chart import ChartData, ChartView, Series, histogram
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.lists import MemtuiList
@@ -153,30 +154,7 @@ def store_decay(
 class DecayScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "Decay"
     AUTO_FOCUS = "#going-list"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "right_square_bracket",
-            "horizon(1)",
-            "Longer",
-            id="decay.longer",
-            tooltip="Look further ahead",
-        ),
-        Binding(
-            "left_square_bracket",
-            "horizon(-1)",
-            "Shorter",
-            id="decay.shorter",
-            tooltip="Look less far ahead",
-        ),
-        Binding(
-            "enter",
-            "show_picked",
-            "Curve",
-            id="decay.pick",
-            tooltip="Show the curve of the entry picked in the list of those that cross the line",
-        ),
-        Binding("escape", "app.pop_screen", "Back", id="decay.back"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("DecayScreen")
     DEFAULT_CSS = """
     DecayScreen #entry { height: 60%; }
     DecayScreen #chart { width: 3fr; padding: 0 1; }

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import Any, Protocol, cast
 
 from rich.text import Text
 from textual.command import Provider
@@ -16,9 +16,7 @@ from textual.screen import Screen
 
 from memtui.model import Memory
 from memtui.service import Backup, History, Service, Store, Transaction
-
-if TYPE_CHECKING:
-    from memtui.tui.commands import PaletteCommand
+from memtui.tui.bindings import PaletteCommand
 
 
 class MemtuiHost(Protocol):

@@ -9,7 +9,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, ItemGrid, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.timer import Timer
@@ -19,6 +19,7 @@ from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.service import Service, Store, Transaction
 from memtui.textsafe import literal, one_line
+from memtui.tui.bindings import bindings_for
 from memtui.tui.editable import shown, typed
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
@@ -85,18 +86,7 @@ class MergeScreen(GuardedHandlers, Screen[None]):
     AUTO_FOCUS = "#editor"  # letters type the merged text, never run a command
     PREVIEW_DELAY = 0.15  # seconds of quiet typing before the preview follows the text
     HELP_TITLE = "Merge"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "ctrl+s",
-            "commit",
-            "Merge…",
-            id="merge.commit",
-            tooltip="Show what will happen, then merge (y) or not (n)",
-        ),
-        Binding(
-            "escape", "back", "Back", id="merge.back", tooltip="Leave (asks if you wrote text)"
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("MergeScreen")
     DEFAULT_CSS = """
     MergeScreen #members { height: 40%; }
     MergeScreen .card { height: auto; border: round $panel; padding: 0 1;

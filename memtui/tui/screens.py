@@ -12,13 +12,14 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Button, Input, Label, ProgressBar, Select, Static
 
 from memtui.model import Status
+from memtui.tui.bindings import bindings_for
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.table_model import QuickFilters, TableModel
 
@@ -73,10 +74,7 @@ class ConfirmScreen(GuardedHandlers, Question[bool]):
 
     AUTO_FOCUS = "#yes"
     HELP_TITLE = "Changing the store: the question"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
-        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("ConfirmScreen")
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
     ConfirmScreen > Vertical { width: 72; max-width: 95%; height: auto; max-height: 95%;
@@ -115,11 +113,7 @@ class ReasonConfirmScreen(GuardedHandlers, Question["str | None"]):
 
     AUTO_FOCUS = "#yes"
     HELP_TITLE = "Changing the store: a question with a reason"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
-        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
-        Binding("r", "reason", "Reason", id="confirm.reason", tooltip="Write why (optional)"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("ReasonConfirmScreen")
     DEFAULT_CSS = """
     ReasonConfirmScreen { align: center middle; }
     ReasonConfirmScreen > Vertical { width: 72; max-width: 95%; height: auto; max-height: 95%;
@@ -173,9 +167,7 @@ class WorkingScreen(ModalScreen[None]):
     """A commit in progress: what is written, the stage it is at and the time it has taken. The
     bar is indeterminate until the store reports a stage with counts (`set_progress`)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "app.quit", "Quit once written", id="working.quit"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("WorkingScreen")
 
     DEFAULT_CSS = """
     WorkingScreen { align: center middle; }
@@ -229,9 +221,7 @@ class HelpScreen(GuardedHandlers, ModalScreen[None]):
     """Every binding, with what it does, as the keymap has it now."""
 
     HELP_TITLE = "This help"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,question_mark", "dismiss", "Close", id="help.close"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("HelpScreen")
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 100; max-width: 98%; height: 90%; border: thick $primary;
@@ -285,10 +275,7 @@ class FilterScreen(GuardedHandlers, ModalScreen["QuickFilters | None"]):
     """Quick filters by status, user, category and source."""
 
     HELP_TITLE = "Quick filters"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="filters.cancel"),
-        Binding("ctrl+s", "apply", "Apply", id="filters.apply"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("FilterScreen")
     DEFAULT_CSS = """
     FilterScreen { align: center middle; }
     FilterScreen > Vertical { width: 64; max-width: 95%; height: auto; border: thick $primary;
