@@ -14,7 +14,9 @@ from textual import events
 from textual.keys import _character_to_key, _get_unicode_name_from_key
 from textual.pilot import Pilot
 
-from memtui.tui.screens import Question
+from memtui.tui.app import MemtuiApp
+from memtui.tui.key_guard import BURST
+from memtui.tui.screens import SETTLE, ConfirmScreen, Question, ReasonConfirmScreen
 from tests.test_tui_keys import app_for, demo, notices, ready, transactions  # noqa: F401
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
@@ -43,19 +45,58 @@ async def burst(pilot: Pilot, keys: list[str]) -> None:
     await ready(pilot)
 
 
-@pytest.mark.parametrize("settle", [0.0, 0.5])
-async def test_a_burst_of_the_issues_walk_never_writes(
+@pytest.mark.parametrize("split", [0, 14, 18, 29])
+async def test_the_issues_walk_typed_in_bursts_never_writes(
     demo: Path,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
-    settle: float,
+    split: int,
 ) -> None:
-    monkeypatch.setattr(Question, "settle", settle)
+    """The walk in two bursts, the second starting after `split` keys (0: one burst). After
+    "home" (14) the second burst used to undo transaction 2: its `u` opened the Undo question
+    and its `y`, routed to the table before the question existed, answered it."""
+    monkeypatch.setattr(Question, "settle", SETTLE)
+    monkeypatch.setattr(MemtuiApp, "burst", BURST)
     before = transactions(demo)
     app = app_for(demo)
     async with app.run_test(size=(160, 45)) as pilot:
         await ready(pilot)
-        await burst(pilot, WALK)
-        await pilot.pause(0.1)
+        await burst(pilot, WALK[:split])
+        await burst(pilot, WALK[split:])
+        await pilot.pause(SETTLE + 0.1)  # long enough for any question to arm
         await ready(pilot)
         assert not any("Undo done" in n for n in notices(app)), notices(app)
     assert transactions(demo) == before
+
+
+async def test_a_key_typed_before_a_question_opened_never_answers_it(
+    demo: Path,  # noqa: F811
+) -> None:
+    """`u` then `y` in one burst, with no settling time and no burst rule (conftest): the `y`
+    was routed to the table before the question existed, so it does not answer it."""
+    before = transactions(demo)
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await burst(pilot, ["u", "y"])
+        assert isinstance(app.screen, ConfirmScreen)  # asked, not answered
+        await pilot.press("y")  # typed at the question: answers it
+        await ready(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+    assert transactions(demo) == before + 1
+
+
+async def test_a_writing_key_in_a_burst_asks_nothing_and_the_same_key_alone_asks(
+    demo: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(MemtuiApp, "burst", BURST)
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await burst(pilot, ["j", "x"])  # delete, right after another key: a burst
+        assert not isinstance(app.screen, ReasonConfirmScreen)
+        assert any("came in a burst of keys" in n for n in notices(app))
+        await pilot.pause(BURST * 2)
+        await pilot.press("x")  # on its own
+        await ready(pilot)
+        assert isinstance(app.screen, ReasonConfirmScreen)
