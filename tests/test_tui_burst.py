@@ -100,3 +100,42 @@ async def test_a_writing_key_in_a_burst_asks_nothing_and_the_same_key_alone_asks
         await pilot.press("x")  # on its own
         await ready(pilot)
         assert isinstance(app.screen, ReasonConfirmScreen)
+
+
+async def armed(pilot: Pilot, screen: Question[object]) -> None:
+    for _ in range(500):
+        if screen.armed:
+            return
+        await pilot.pause(0.01)
+    raise AssertionError("the question never armed")
+
+
+async def test_a_word_typed_at_a_question_that_waited_never_answers_it(
+    demo: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ "yes" (or " yes") typed in one burst at a question that has been quiet: its first key
+    came after the pause, but the rest of the word followed within `BURST`, so it was the
+    start of a word, not an answer; a `y` on its own answers."""
+    monkeypatch.setattr(Question, "settle", 0.05)
+    monkeypatch.setattr(MemtuiApp, "burst", BURST)
+    before = transactions(demo)
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await pilot.press("u")
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, ConfirmScreen)
+        for word in ("yes", " yes", "y n"):
+            await armed(pilot, screen)
+            await burst(pilot, ["space" if c == " " else c for c in word])
+            await pilot.pause(BURST * 3)
+            assert app.screen is screen, word
+        await armed(pilot, screen)
+        await pilot.press("y")
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if transactions(demo) > before:
+                break
+    assert transactions(demo) == before + 1

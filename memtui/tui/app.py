@@ -120,9 +120,15 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         if isinstance(event, events.Key) and not event.is_forwarded:
             screen = self.screen
             gap = self.key_reads.read(event, screen)
-            if isinstance(screen, Question) and screen.swallows(event.key, gap):
-                return
+            if isinstance(screen, Question):
+                if screen.swallows(event.key, gap):
+                    return
+                if event.key != "escape" and screen.hold(partial(self._deliver, event), self.burst):
+                    return  # taken once no key of the same burst follows it
         await super().on_event(event)
+
+    def _deliver(self, event: events.Key) -> None:
+        self.call_later(super().on_event, event)
 
     @property
     def _last_key_time(self) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import ClassVar, TypeVar
 
 from rich.console import Group
@@ -59,14 +59,38 @@ class Question(ModalScreen[R]):
         """True when `key` came too soon to be an answer (the wait starts again): before the
         question was quiet for `settle`, or less than `settle` after the key before it (`gap`,
         between the times the keys were read: keys typed together and handled late, on a
-        busy machine, still count as typed together)."""
-        if key == "escape" or self.settle <= 0 or (self.armed and gap >= self.settle):
+        busy machine, still count as typed together). A key that comes while an answer is
+        held (`hold`) drops that answer too: both were one burst."""
+        held = self._held is not None
+        if held:
+            self._drop_held()
+        if key == "escape" or self.settle <= 0 or (self.armed and gap >= self.settle and not held):
             return False
         if self.is_mounted:
             self._wait()
-            if key in ("y", "enter"):
+            if key in ("y", "enter", "space") or held:
                 self.app.bell()  # an answer came too soon: it was not taken
         return True
+
+    _held: Timer | None = None
+
+    def hold(self, deliver: Callable[[], object], burst: float) -> bool:
+        """An answer is taken only when no key follows it within `burst` seconds (it was not
+        the first key of a word typed at the question): True when it is held for that long
+        before `deliver` runs."""
+        if self.settle <= 0 or burst <= 0:
+            return False
+        self._held = self.set_timer(burst, lambda: self._deliver(deliver))
+        return True
+
+    def _deliver(self, deliver: Callable[[], object]) -> None:
+        self._held = None
+        deliver()
+
+    def _drop_held(self) -> None:
+        if self._held is not None:
+            self._held.stop()
+            self._held = None
 
 
 class ConfirmScreen(GuardedHandlers, Question[bool]):
