@@ -24,9 +24,9 @@ from textual import events
 from textual.screen import Screen
 
 # keys read closer together than this came in one read of the terminal, not from a person's
-# fingers (tmux delivers a send-keys burst within ~1 ms; a fast typist's keys are 60 ms apart
-# or more, a key's rollover at least ~30 ms)
-BURST = 0.02
+# fingers: in tmux on a loaded machine a send-keys burst's keys were read within 4 ms of each
+# other, keys sent 0.1 s apart 0.11-0.12 s apart; a fast typist's are 60 ms apart or more
+BURST = 0.03
 
 _KEPT = 256  # keys handled by a widget never reach the app: forget all but the newest
 
