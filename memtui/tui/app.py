@@ -19,6 +19,7 @@ from rich.text import Text
 from textual import events, on, work
 from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
+from textual.notifications import Notify
 from textual.screen import Screen
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
@@ -225,6 +226,23 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
 
         body = Text("Quitting drops " + "; ".join(lost) + ".")
         self.push_screen(ConfirmScreen("Quit without saving?", body), answered)
+
+    # -- notices --------------------------------------------------------------------------------
+
+    def _on_notify(self, event: Notify) -> None:
+        # toasts never pile up over the screen: the same notice again replaces the one shown,
+        # and past a few (by the terminal's height: 3 at 24 rows) the oldest give way, the
+        # oldest that is not an error first
+        new = event.notification
+        shown = self._notifications
+        for old in list(shown):
+            if (old.title, old.message, old.severity) == (new.title, new.message, new.severity):
+                del shown[old]
+        room = max(2, self.size.height // 8) - 1
+        while len(shown) > room:
+            old_first = list(shown)
+            del shown[next((n for n in old_first if n.severity != "error"), old_first[0])]
+        super()._on_notify(event)
 
     # -- bugs ---------------------------------------------------------------------------------
 
