@@ -76,10 +76,16 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
     ClustersScreen #controls Select { width: 24; }
     ClustersScreen #controls Label { padding: 1 1 0 1; }
     ClustersScreen #body { height: 1fr; }
-    ClustersScreen #left { width: 2fr; min-width: 34; }
+    ClustersScreen #left { width: 45%; min-width: 34; }
     ClustersScreen #histogram { height: auto; max-height: 12; padding: 0 1; }
     ClustersScreen #list { height: 1fr; }
-    ClustersScreen #members { width: 3fr; border-left: solid $panel; padding: 0 1; }
+    ClustersScreen #members { width: 1fr; border-left: solid $panel; padding: 0 1; }
+    /* below 100 columns the list takes the whole width, the members sit under it */
+    ClustersScreen.narrow #body { layout: vertical; }
+    ClustersScreen.narrow #left { width: 100%; min-width: 0; height: 1fr; }
+    ClustersScreen.narrow #histogram { max-height: 3; }
+    ClustersScreen.narrow #members { width: 100%; height: 1fr; border-left: none;
+        border-top: solid $panel; }
     """
 
     def __init__(self, store: Store, service: Service) -> None:
@@ -106,7 +112,11 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
+        self.set_class(self.app.size.width < 100, "narrow")
         self.recompute()
+
+    def on_resize(self) -> None:
+        self.set_class(self.app.size.width < 100, "narrow")
 
     def recompute(self) -> None:
         self.query_one("#threshold", Label).update(
@@ -144,7 +154,8 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
         )
         options = self.query_one("#list", OptionList)
         options.clear_options()
-        row_width = max(16, options.scrollable_content_region.width - 1)
+        # (less the scrollbar the options will bring)
+        row_width = max(16, options.scrollable_content_region.width - 3)
         for n, cluster in enumerate(result.clusters):
             first = self.by_id[cluster[0]]
             label = Text()
