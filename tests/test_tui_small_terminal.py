@@ -273,3 +273,23 @@ def test_the_history_detail_gives_its_time_to_the_second() -> None:
     tx = Transaction(7, at, "user", "edit", "one edit", [], None, None, "committed")
     first = transaction_detail(tx, None).plain.splitlines()[0]
     assert first == "#7 edit  by user at 2026-11-30T12:00:00Z"  # no fraction to wrap at 80
+
+
+def dots(app: object) -> dict[str, str]:
+    row = next(line for line in screen_lines(app) if "by rule" in line)  # type: ignore[arg-type]
+    return {name: dot for dot, name in re.findall(r"([●○])▌ (by rule|best entry|my words)", row)}
+
+
+async def test_the_merge_strategy_shows_one_dot_the_chosen_one(demo: Path) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        user = Counter(m.user_id for m in app.model.memories if m.visible).most_common(1)[0][0]
+        app.model.marked = {m.id for m in app.model.memories if m.user_id == user and m.visible}
+        app.model.marked = set(sorted(app.model.marked)[:2])
+        await pilot.press("m")
+        await ready(pilot)
+        assert dots(app) == {"by rule": "●", "best entry": "○", "my words": "○"}
+        await pilot.press(*"mine")  # the text box has focus: typing picks "my words"
+        await ready(pilot)
+        assert dots(app) == {"by rule": "○", "best entry": "○", "my words": "●"}

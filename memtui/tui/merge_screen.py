@@ -82,6 +82,15 @@ def result_text(merged: Memory, retired: list[Memory], kept: bool = True) -> Tex
     return text
 
 
+class Choice(RadioButton):
+    """A radio button whose dot says whether it is chosen without colour: ● chosen, ○ not
+    (Textual draws ● on every button and tells them apart by colour alone)."""
+
+    @property
+    def BUTTON_INNER(self) -> str:  # type: ignore[override]
+        return "●" if self.value else "○"
+
+
 class MergeScreen(GuardedHandlers, Screen[None]):
     AUTO_FOCUS = "#editor"  # letters type the merged text, never run a command
     PREVIEW_DELAY = 0.15  # seconds of quiet typing before the preview follows the text
@@ -134,7 +143,7 @@ class MergeScreen(GuardedHandlers, Screen[None]):
             with Vertical(id="editor-box"):
                 with RadioSet(id="strategy"):
                     for key, label, tip in STRATEGIES:
-                        button = RadioButton(label, value=key == "rule", id=f"s-{key}")
+                        button = Choice(label, value=key == "rule", id=f"s-{key}")
                         button.tooltip = tip
                         yield button
                 yield Label("The merged text (edit it to use your own words):")
