@@ -293,3 +293,15 @@ async def test_the_merge_strategy_shows_one_dot_the_chosen_one(demo: Path) -> No
         await pilot.press(*"mine")  # the text box has focus: typing picks "my words"
         await ready(pilot)
         assert dots(app) == {"by rule": "○", "best entry": "○", "my words": "●"}
+
+
+@pytest.mark.parametrize(
+    ("day", "shown"),
+    [(None, "never"), (0.0, "already"), (-2.0, "already"), (0.01, "< 0.1d"), (3.25, "3.2d")],
+)
+def test_the_decay_screen_says_when_an_entry_crosses_the_line_one_way(
+    day: float | None, shown: str
+) -> None:
+    from memtui.tui.decay_screen import crossing_text
+
+    assert crossing_text(day) == shown

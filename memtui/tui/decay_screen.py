@@ -41,6 +41,17 @@ SHOWN = 200  # entries listed that cross the line
 BINS = ((0, "already"), (7, "≤ 1 week"), (30, "≤ 1 month"), (90, "≤ 3 months"), (365, "≤ 1 year"))
 
 
+def crossing_text(day: float | None) -> str:
+    """When an entry falls below the line, said the same everywhere (the bins say "already")."""
+    if day is None:
+        return "never"
+    if day <= 0:
+        return "already"
+    if day < 0.05:
+        return "< 0.1d"  # not "0.0d", which reads as "already"
+    return f"{day:.1f}d" if day < 100 else f"{day:.0f}d"
+
+
 COUNTED = {
     "pi": "from the last decay",
     "longterm": "from the last use",
@@ -102,11 +113,7 @@ def entry_chart(
     summary.append(f"{'':>10} {'now':>4} {f'{days}d':>4} {'cross':>6}\n", style="dim")
     for decay in models:
         when = decay.crossing_day(memory, now, line)
-        text = (
-            "never"
-            if when is None
-            else ("below" if when == 0 else (f"{when:.1f}d" if when < 100 else f"{when:.0f}d"))
-        )
+        text = crossing_text(when)
         name = profile.name if decay is primary else decay.name
         summary.append(f"{name:>10} ", style=STYLES[decay.name])
         summary.append(
@@ -252,7 +259,7 @@ class DecayScreen(GuardedHandlers, Screen[None]):
         self.going = result.going[:SHOWN]
         options = []
         for day, memory in self.going:
-            when = "already" if day <= 0 else f"{day:.1f}d"  # as the bins say it
+            when = crossing_text(day)
             row = Text(f"{when:>8} {decay.value_at(memory, self.now):.2f}  ", style="dim")
             row.append(shorten(one_line(memory.content), 70))
             options.append(Option(row))
