@@ -13,6 +13,7 @@ import pytest
 from textual import events
 from textual.keys import _character_to_key, _get_unicode_name_from_key
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from memtui.tui.app import MemtuiApp
 from memtui.tui.key_guard import BURST
@@ -134,6 +135,39 @@ async def test_a_word_typed_at_a_question_that_waited_never_answers_it(
             assert app.screen is screen, word
         await armed(pilot, screen)
         await pilot.press("y")
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if transactions(demo) > before:
+                break
+    assert transactions(demo) == before + 1
+
+
+async def test_a_reason_typed_at_a_persons_pace_is_all_kept(
+    demo: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In a question's reason box every key types (the box cannot answer), however close
+    together the keys come; the answer still waits for quiet."""
+    monkeypatch.setattr(Question, "settle", 0.05)
+    monkeypatch.setattr(MemtuiApp, "burst", BURST)
+    before = transactions(demo)
+    app = app_for(demo)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await pilot.press("x")
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, ReasonConfirmScreen)
+        await armed(pilot, screen)
+        await pilot.press("r")
+        await ready(pilot)
+        await burst(pilot, list("yes, a duplicate"))
+        assert screen.query_one("#reason", Input).value == "yes, a duplicate"
+        await pilot.press("enter")  # ends the reason: focus on Yes
+        await ready(pilot)
+        assert app.screen is screen
+        await pilot.pause(0.1)
+        await pilot.press("enter")  # after a pause: on Yes, answers
         for _ in range(100):
             await pilot.pause(0.02)
             if transactions(demo) > before:

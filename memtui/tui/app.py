@@ -121,7 +121,8 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         if isinstance(event, events.Key) and not event.is_forwarded:
             screen = self.screen
             gap = self.key_reads.read(event, screen)
-            if isinstance(screen, Question):
+            # (in a question's text box every key types: the box cannot answer it)
+            if isinstance(screen, Question) and not isinstance(screen.focused, Input):
                 if screen.swallows(event.key, gap):
                     return
                 if event.key != "escape" and screen.hold(partial(self._deliver, event), self.burst):
