@@ -106,3 +106,6 @@ def questions_answer_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     from memtui.tui.screens import Question
 
     monkeypatch.setattr(Question, "settle", 0.0)
+    from memtui.tui.app import MemtuiApp
+
+    monkeypatch.setattr(MemtuiApp, "burst", 0.0)  # nor a key that follows another at once

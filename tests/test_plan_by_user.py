@@ -44,10 +44,7 @@ def _in_turn(size: int, users: int, seed: int = 11) -> list[Memory]:
 def _joined(memories: list[Memory], profile_name: str, ids: IdStyle = OWN_IDS) -> Plan:
     profile = get_profile(profile_name)
     wide = store_wide(memories, profile)
-    parts = [
-        plan_user(entries, profile, PLAN_NOW, wide, ids=ids)
-        for entries in by_user(memories)
-    ]
+    parts = [plan_user(entries, profile, PLAN_NOW, wide, ids=ids) for entries in by_user(memories)]
     return join_users(parts, memories, profile, PLAN_NOW, wide, ids=ids)
 
 

@@ -150,6 +150,17 @@ async def calibration(pilot: Pilot) -> None:
     await pilot.pause(0.2)
 
 
+async def new_entry(pilot: Pilot) -> None:
+    await _open(pilot, "n")
+    for field in pilot.app.screen.query("TextArea, Input"):
+        field.cursor_blink = False  # type: ignore[attr-defined]
+    await pilot.pause()
+
+
+async def question(pilot: Pilot) -> None:
+    await _open(pilot, "x")  # delete asks, with an optional reason
+
+
 SCREENS: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "home": home,
     "detail": detail,
@@ -164,6 +175,8 @@ SCREENS: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "edit-form": edit_form,
     "label": label,
     "calibration": calibration,
+    "new-entry": new_entry,
+    "question": question,
 }
 
 

@@ -80,13 +80,14 @@ async def test_clusters_fit_and_their_keys_are_in_the_footer(demo: Path) -> None
     lines = await _shown_after(demo, "c")
     assert "threshold 0.55  ·  12 clusters, 24 entries" in lines[1]
     assert "y Same" in lines[-1] and "n Not same" in lines[-1]
-    # each cluster in the list on one row, its user at the end
+    # each cluster in the list on one row across the screen, its user at the end; the members
+    # below the list (at 80 columns a column beside it left the content ~18 characters)
     rows = [line for line in lines if line.startswith("▊   2 ")]
-    assert len(rows) >= 10
-    assert all(
-        row.split("▎│")[0].rstrip().endswith(("alice", "bob", "sam", "li.na", "dana"))
-        for row in rows
-    )
+    assert len(rows) >= 5
+    users = ("alice", "bob", "sam", "li.na", "dana", "chen.wei")
+    assert all(row.rstrip(" ▎▇▆").rstrip().endswith(users) for row in rows), rows
+    assert max(len(row.rstrip(" ▎▇▆").rsplit("  ", 1)[0]) for row in rows) >= 60
+    assert any("pairwise scores" in line or "entries ·" in line for line in lines[10:])
 
 
 async def _clusters_of_three(pilot: Pilot) -> ClustersScreen:
@@ -272,3 +273,35 @@ def test_the_history_detail_gives_its_time_to_the_second() -> None:
     tx = Transaction(7, at, "user", "edit", "one edit", [], None, None, "committed")
     first = transaction_detail(tx, None).plain.splitlines()[0]
     assert first == "#7 edit  by user at 2026-11-30T12:00:00Z"  # no fraction to wrap at 80
+
+
+def dots(app: object) -> dict[str, str]:
+    row = next(line for line in screen_lines(app) if "by rule" in line)  # type: ignore[arg-type]
+    return {name: dot for dot, name in re.findall(r"([●○])▌ (by rule|best entry|my words)", row)}
+
+
+async def test_the_merge_strategy_shows_one_dot_the_chosen_one(demo: Path) -> None:
+    app = app_for(demo)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        user = Counter(m.user_id for m in app.model.memories if m.visible).most_common(1)[0][0]
+        app.model.marked = {m.id for m in app.model.memories if m.user_id == user and m.visible}
+        app.model.marked = set(sorted(app.model.marked)[:2])
+        await pilot.press("m")
+        await ready(pilot)
+        assert dots(app) == {"by rule": "●", "best entry": "○", "my words": "○"}
+        await pilot.press(*"mine")  # the text box has focus: typing picks "my words"
+        await ready(pilot)
+        assert dots(app) == {"by rule": "○", "best entry": "○", "my words": "●"}
+
+
+@pytest.mark.parametrize(
+    ("day", "shown"),
+    [(None, "never"), (0.0, "already"), (-2.0, "already"), (0.01, "< 0.1d"), (3.25, "3.2d")],
+)
+def test_the_decay_screen_says_when_an_entry_crosses_the_line_one_way(
+    day: float | None, shown: str
+) -> None:
+    from memtui.tui.decay_screen import crossing_text
+
+    assert crossing_text(day) == shown

@@ -165,7 +165,19 @@ def _earlier_merge(make: _Maker, user: str) -> list[Memory]:
     merged = make.memory(
         "User allows Friday deploys only after 14:00", "preference", user, age_days=30
     ).with_(supersedes=(a.id, b.id), importance=max(a.importance, b.importance))
-    when = merged.created_at
+    when = merged.created_at or make.now
+    # members written before the merge (the merge may have drawn the "long unused" age): the
+    # members move back, the merged entry (the one plans see) stays as drawn
+    a, b = (
+        m
+        if (m.created_at or when) < when
+        else m.with_(
+            created_at=when - timedelta(days=days),
+            last_accessed_at=when - timedelta(days=days - 1),
+            last_decayed_at=when - timedelta(days=days - 1),
+        )
+        for m, days in ((a, 20), (b, 12))
+    )
     return [
         a.with_(status=Status.MERGED, superseded_by=merged.id, superseded_at=when),
         b.with_(status=Status.MERGED, superseded_by=merged.id, superseded_at=when),

@@ -19,6 +19,7 @@ from rich.text import Text
 from textual import events, on, work
 from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
+from textual.notifications import Notify
 from textual.screen import Screen
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
@@ -29,12 +30,14 @@ from memtui.service import History, Service, Settings
 from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.tui import heap, outside_screen
-from memtui.tui.commands import MemtuiCommands, PaletteCommand
+from memtui.tui.bindings import PaletteCommand, bindings_for, palette_commands, writes
+from memtui.tui.commands import MemtuiCommands
 from memtui.tui.commit_flow import CommitFlow
 from memtui.tui.failures import GuardedHandlers, formatted, one_line_report
 from memtui.tui.help_sections import HelpSection, help_sections
 from memtui.tui.home_screen import HomeScreen
 from memtui.tui.host import MemtuiHost
+from memtui.tui.key_guard import BURST, KeyReads
 from memtui.tui.keymap_check import keymap_problems
 from memtui.tui.merge_screen import MergeScreen
 from memtui.tui.messages import HaystackReady, HistoryReady, OutsideChange, StoreFailed, StoreReady
@@ -52,29 +55,9 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     COMMANDS: ClassVar = {MemtuiCommands}  # Textual's system commands included
     ENABLE_COMMAND_PALETTE = True
     HELP_TITLE = "Everywhere"
+    burst = BURST  # keys closer than this came in one burst (key_guard.py)
     start_screen: str | None = None  # "label": `memtui label STORE` opens on it
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave memtui"),
-        Binding(
-            "question_mark", "help", "Help", id="app.help", tooltip="Every key and what it does"
-        ),
-        Binding(
-            "u",
-            "undo",
-            "Undo",
-            show=False,
-            id="store.undo",
-            tooltip="Undo the newest transaction (asks first)",
-        ),
-        Binding(
-            "ctrl+r",
-            "reload",
-            "Reload",
-            show=False,
-            id="store.reload",
-            tooltip="Read the store again (after an outside change)",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("MemtuiApp")
 
     def __init__(
         self,
@@ -97,7 +80,8 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self.config_path = config_path
         self.hint = hint
         self.store: MemoryStore | None = None
-        self._last_key_time = -math.inf  # when the latest key was read (Question.swallows)
+        self.key_reads = KeyReads()  # each key's screen and gap (key_guard.py)
+        self._burst_noted = -math.inf
         self.history: History | None = None
         self.since_looked: outside_screen.SinceLooked | None = None
         self.load_problem: str | None = None
@@ -138,21 +122,64 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     async def on_event(self, event: events.Event) -> None:
         # a question just opened drops the keys of typing under way (screens.Question)
         if isinstance(event, events.Key) and not event.is_forwarded:
-            gap = event.time - self._last_key_time
-            self._last_key_time = max(self._last_key_time, event.time)
             screen = self.screen
-            if isinstance(screen, Question) and screen.swallows(event.key, gap):
-                return
+            gap = self.key_reads.read(event, screen)
+            # (in a question's text box every key types: the box cannot answer it)
+            if isinstance(screen, Question) and not isinstance(screen.focused, Input):
+                if screen.swallows(event.key, gap):
+                    return
+                if event.key != "escape" and screen.hold(partial(self._deliver, event), self.burst):
+                    return  # taken once no key of the same burst follows it
         await super().on_event(event)
 
+    def _deliver(self, event: events.Key) -> None:
+        self.call_later(super().on_event, event)
+
+    @property
+    def _last_key_time(self) -> float:
+        return self.key_reads.last_time
+
     async def _on_key(self, event: events.Key) -> None:
-        # (Textual calls App._on_key after this one unless the default is prevented)
+        # (Textual calls App._on_key after this one unless the default is prevented: it runs
+        # the key's bindings on the screen on top now; key_guard.py says why that is checked)
+        read = self.key_reads.typed_at(event)
+        screen = self.screen
+        if read is not None and read[0] is not screen:
+            # typed at a screen since covered or closed (keys of one burst): it does nothing
+            event.prevent_default()
+            if isinstance(screen, Question):
+                screen.swallows(event.key)  # and a question waits for quiet again
+            return
         focused = self.focused
         if isinstance(focused, Input) and event.is_printable:
             # an input stops the text it takes: this key was queued for another widget before
             # a key (`/`) moved focus to the input, so it is the input's text, not a command
             event.prevent_default()
             focused.post_message(events.Key(event.key, event.character))
+            return
+        if read is not None and read[1] < self.burst and writes(self._binding_id(event.key)):
+            # a change asked for by a key that came in a burst (a paste, typing on a busy
+            # machine) is not asked for at all
+            event.prevent_default()
+            self.bell()
+            if event.time - self._burst_noted < 1.0:
+                return  # one notice per burst
+            self._burst_noted = event.time
+            self.notify(
+                f"{self.get_key_display(Binding(event.key, ''))} came in a burst of keys "
+                "(typing?): nothing was asked or changed. Press it on its own.",
+                title="Key ignored",
+                severity="warning",
+                timeout=4,
+            )
+
+    def _binding_id(self, key: str) -> str | None:
+        """The id of the binding `key` runs on the screen on top (as App._check_bindings)."""
+        for _, bindings in self.screen._modal_binding_chain:
+            for binding in bindings.key_to_bindings.get(key, ()):
+                if not binding.priority:
+                    return binding.id
+        return None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # `u` undoes the newest change from the table only: on another screen a letter means
@@ -202,6 +229,23 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
 
         body = Text("Quitting drops " + "; ".join(lost) + ".")
         self.push_screen(ConfirmScreen("Quit without saving?", body), answered)
+
+    # -- notices --------------------------------------------------------------------------------
+
+    def _on_notify(self, event: Notify) -> None:
+        # toasts never pile up over the screen: the same notice again replaces the one shown,
+        # and past a few (by the terminal's height: 3 at 24 rows) the oldest give way, the
+        # oldest that is not an error first
+        new = event.notification
+        shown = self._notifications
+        for old in list(shown):
+            if (old.title, old.message, old.severity) == (new.title, new.message, new.severity):
+                del shown[old]
+        room = max(2, self.size.height // 8) - 1
+        while len(shown) > room:
+            old_first = list(shown)
+            del shown[next((n for n in old_first if n.severity != "error"), old_first[0])]
+        super()._on_notify(event)
 
     # -- bugs ---------------------------------------------------------------------------------
 
@@ -482,10 +526,8 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
                 self.notify(f"Could not save the theme: {e}", severity="warning")
 
     def palette_commands(self) -> list[PaletteCommand]:
-        commands: list[PaletteCommand] = [
-            ("store: reload", "Read the store file again", self.action_reload),
-            ("view: help", "Every key and what it does", self.action_help),
-            ("store: undo the newest change", "Asks first", self.action_undo),
+        commands = [
+            *palette_commands(self, self, "MemtuiApp"),
             *self.home.palette_commands(),
         ]
         for name in sorted(self.available_themes):

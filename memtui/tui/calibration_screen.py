@@ -9,7 +9,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
@@ -19,6 +19,7 @@ from memtui.engine.similarity import METHODS
 from memtui.errors import MemtuiError
 from memtui.service import Calibration, Service
 from memtui.stores.protocol import MemoryStore
+from memtui.tui.bindings import bindings_for
 from memtui.tui.chart import ChartData, ChartView, Series
 from memtui.tui.failures import GuardedHandlers
 
@@ -79,9 +80,7 @@ def summary_text(calibration: Calibration) -> Text:
 
 class CalibrationScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "Calibration curve (c when labelling)"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "app.pop_screen", "Back", id="calibration.back"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("CalibrationScreen")
     DEFAULT_CSS = """
     CalibrationScreen #calibration-controls { height: auto; padding: 0 1; background: $panel; }
     CalibrationScreen #calibration-controls Select { width: 24; }

@@ -13,7 +13,7 @@ from rich.console import Group
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
@@ -28,6 +28,7 @@ from memtui.model import Memory
 from memtui.service import Service
 from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import literal, one_line
+from memtui.tui.bindings import bindings_for
 from memtui.tui.chart import histogram
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
@@ -72,54 +73,22 @@ def size_bins(clusters: list[list[str]]) -> list[tuple[str, int]]:
 class ClustersScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "Clusters"
     AUTO_FOCUS = "#list"  # the clusters, not the method chooser
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "plus,equals_sign",
-            "threshold(1)",
-            "Raise",
-            id="clusters.up",
-            tooltip="Raise the threshold: fewer, closer clusters",
-        ),
-        Binding(
-            "minus",
-            "threshold(-1)",
-            "Lower",
-            id="clusters.down",
-            tooltip="Lower the threshold: more, looser clusters",
-        ),
-        Binding(
-            "m",
-            "merge",
-            "Merge",
-            id="clusters.merge",
-            tooltip="Open the merge screen with the highlighted cluster",
-        ),
-        Binding(
-            "y",
-            "label(True)",
-            "Same",
-            id="clusters.same",
-            tooltip="Label the highlighted cluster as one memory (for memtui calibrate)",
-        ),
-        Binding(
-            "n",
-            "label(False)",
-            "Not same",
-            id="clusters.different",
-            tooltip="Label the highlighted cluster: no two of its entries are one memory (every "
-            "pair labelled different; a group of 3 or more asks first)",
-        ),
-        Binding("escape", "app.pop_screen", "Back", id="clusters.back"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("ClustersScreen")
     DEFAULT_CSS = """
     ClustersScreen #controls { height: auto; padding: 0 1; background: $panel; }
     ClustersScreen #controls Select { width: 24; }
     ClustersScreen #controls Label { padding: 1 1 0 1; }
     ClustersScreen #body { height: 1fr; }
-    ClustersScreen #left { width: 2fr; min-width: 34; }
+    ClustersScreen #left { width: 45%; min-width: 34; }
     ClustersScreen #histogram { height: auto; max-height: 12; padding: 0 1; }
     ClustersScreen #list { height: 1fr; }
-    ClustersScreen #members { width: 3fr; border-left: solid $panel; padding: 0 1; }
+    ClustersScreen #members { width: 1fr; border-left: solid $panel; padding: 0 1; }
+    /* below 100 columns the list takes the whole width, the members sit under it */
+    ClustersScreen.narrow #body { layout: vertical; }
+    ClustersScreen.narrow #left { width: 100%; min-width: 0; height: 1fr; }
+    ClustersScreen.narrow #histogram { max-height: 3; }
+    ClustersScreen.narrow #members { width: 100%; height: 1fr; border-left: none;
+        border-top: solid $panel; }
     """
 
     def __init__(self, store: MemoryStore, service: Service) -> None:
@@ -146,7 +115,11 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
+        self.set_class(self.app.size.width < 100, "narrow")
         self.recompute()
+
+    def on_resize(self) -> None:
+        self.set_class(self.app.size.width < 100, "narrow")
 
     def recompute(self) -> None:
         self.query_one("#threshold", Label).update(
@@ -184,7 +157,8 @@ class ClustersScreen(GuardedHandlers, Screen[None]):
         )
         options = self.query_one("#list", OptionList)
         options.clear_options()
-        row_width = max(16, options.scrollable_content_region.width - 1)
+        # (less the scrollbar the options will bring)
+        row_width = max(16, options.scrollable_content_region.width - 3)
         for n, cluster in enumerate(result.clusters):
             first = self.by_id[cluster[0]]
             label = Text()

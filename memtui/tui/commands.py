@@ -12,8 +12,6 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from memtui.tui.host import host
 
-PaletteCommand = tuple[str, str, Callable[[], object]]
-
 # a match on the description ranks below the same match on the name
 DESCRIPTION_WEIGHT = 0.9
 

@@ -14,7 +14,7 @@ from rich.console import Group
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
@@ -28,6 +28,7 @@ from memtui.model import Memory, Status
 from memtui.service import Service
 from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
+from memtui.tui.bindings import bindings_for
 from memtui.tui.chart import ChartData, ChartView, Series, histogram
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.lists import MemtuiList
@@ -42,6 +43,17 @@ STYLES = {
 }
 SHOWN = 200  # entries listed that cross the line
 BINS = ((0, "already"), (7, "≤ 1 week"), (30, "≤ 1 month"), (90, "≤ 3 months"), (365, "≤ 1 year"))
+
+
+def crossing_text(day: float | None) -> str:
+    """When an entry falls below the line, said the same everywhere (the bins say "already")."""
+    if day is None:
+        return "never"
+    if day <= 0:
+        return "already"
+    if day < 0.05:
+        return "< 0.1d"  # not "0.0d", which reads as "already"
+    return f"{day:.1f}d" if day < 100 else f"{day:.0f}d"
 
 
 COUNTED = {
@@ -105,11 +117,7 @@ def entry_chart(
     summary.append(f"{'':>10} {'now':>4} {f'{days}d':>4} {'cross':>6}\n", style="dim")
     for decay in models:
         when = decay.crossing_day(memory, now, line)
-        text = (
-            "never"
-            if when is None
-            else ("below" if when == 0 else (f"{when:.1f}d" if when < 100 else f"{when:.0f}d"))
-        )
+        text = crossing_text(when)
         name = profile.name if decay is primary else decay.name
         summary.append(f"{name:>10} ", style=STYLES[decay.name])
         summary.append(
@@ -157,30 +165,7 @@ def store_decay(
 class DecayScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "Decay"
     AUTO_FOCUS = "#going-list"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "right_square_bracket",
-            "horizon(1)",
-            "Longer",
-            id="decay.longer",
-            tooltip="Look further ahead",
-        ),
-        Binding(
-            "left_square_bracket",
-            "horizon(-1)",
-            "Shorter",
-            id="decay.shorter",
-            tooltip="Look less far ahead",
-        ),
-        Binding(
-            "enter",
-            "show_picked",
-            "Curve",
-            id="decay.pick",
-            tooltip="Show the curve of the entry picked in the list of those that cross the line",
-        ),
-        Binding("escape", "app.pop_screen", "Back", id="decay.back"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("DecayScreen")
     DEFAULT_CSS = """
     DecayScreen #entry { height: 60%; }
     DecayScreen #chart { width: 3fr; padding: 0 1; }
@@ -280,7 +265,7 @@ class DecayScreen(GuardedHandlers, Screen[None]):
         self.going = result.going[:SHOWN]
         options = []
         for day, memory in self.going:
-            when = "already" if day <= 0 else f"{day:.1f}d"  # as the bins say it
+            when = crossing_text(day)
             row = Text(f"{when:>8} {decay.value_at(memory, self.now):.2f}  ", style="dim")
             row.append(shorten(one_line(memory.content), 70))
             options.append(Option(row))

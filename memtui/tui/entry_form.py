@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Grid, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Select, Static, TextArea
@@ -20,6 +20,7 @@ from memtui.service import EntryEdit, Service
 from memtui.stores.ledger import Transaction
 from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
+from memtui.tui.bindings import bindings_for
 from memtui.tui.editable import shown, typed
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
@@ -53,22 +54,7 @@ class EntryFormScreen(GuardedHandlers, Screen[None]):
 
     HELP_TITLE = "Editing or adding an entry"
     AUTO_FOCUS = "#content"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "ctrl+s",
-            "save",
-            "Save…",
-            id="entry_form.save",
-            tooltip="Check the entry, show what changes, then save it (y) or not (n)",
-        ),
-        Binding(
-            "escape",
-            "back",
-            "Back",
-            id="entry_form.back",
-            tooltip="Leave the form (asks if you changed something)",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("EntryFormScreen")
     DEFAULT_CSS = """
     EntryFormScreen #form-title { background: $panel; padding: 0 1; }
     EntryFormScreen #fields { grid-size: 2; grid-columns: 12 1fr; grid-rows: 7 1 1 1 1;

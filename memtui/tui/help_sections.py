@@ -50,6 +50,12 @@ KEYBOARD_MODEL: HelpSection = (
         ("r", "In a question: write a reason; enter moves to Yes, enter again saves", ""),
         ("n, escape", "In a question: No (never the new-entry form)", ""),
         ("…", "A question ignores keys until half a second passes without one", ""),
+        (
+            "bursts",
+            "Keys typed at a screen since covered do nothing there; undo, delete and the "
+            "like do nothing when they come in a burst of keys (a paste)",
+            "",
+        ),
         ("j k ↑ ↓", "Move in every list and tree; home/end, pgup/pgdn too", ""),
         ("tab", "The next field or pane; focus shows as a lit border, a bar or a tint", ""),
     ],

@@ -8,7 +8,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
@@ -21,6 +21,7 @@ from memtui.stores.ledger import Transaction
 from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.times import format_iso
+from memtui.tui.bindings import bindings_for
 from memtui.tui.diff import record_change, recorded_change
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
@@ -75,24 +76,7 @@ def transaction_detail(tx: Transaction, undone_by: int | None) -> Text:
 class HistoryScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "History"
     AUTO_FOCUS = "#list"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "u",
-            "undo",
-            "Undo…",
-            id="history.undo",
-            tooltip="Undo the highlighted transaction (on an undo: redo)",
-        ),
-        Binding(
-            "ctrl+s",
-            "commit",
-            "Undo / roll back…",
-            id="history.commit",
-            tooltip="Undo the highlighted transaction, or roll back to the highlighted backup",
-        ),
-        Binding("b", "toggle_backups", "Backups", id="history.backups"),
-        Binding("escape", "app.pop_screen", "Back", id="history.back"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("HistoryScreen")
     DEFAULT_CSS = """
     HistoryScreen #title { background: $panel; padding: 0 1; }
     HistoryScreen #body { height: 1fr; }

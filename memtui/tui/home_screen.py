@@ -10,7 +10,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
@@ -21,9 +21,9 @@ from memtui.model import Memory, Status
 from memtui.stores.ledger import Transaction
 from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
+from memtui.tui.bindings import PaletteCommand, bindings_for, palette_commands
 from memtui.tui.calibration_screen import CalibrationScreen
 from memtui.tui.clusters_screen import ClustersScreen
-from memtui.tui.commands import PaletteCommand
 from memtui.tui.decay_screen import DecayScreen
 from memtui.tui.detail import DetailPane
 from memtui.tui.entry_form import EntryFormScreen
@@ -42,115 +42,12 @@ from memtui.tui.table_model import COLUMNS, QuickFilters, TableModel
 from memtui.views import counted, shorten
 
 
-def _binding(key: str, action: str, text: str, ident: str, tip: str, show: bool = False) -> Binding:
-    return Binding(key, action, text, show=show, id=ident, tooltip=tip)
-
-
 class HomeScreen(GuardedHandlers, Screen[None]):
     """The memory table with the detail pane: where memtui starts."""
 
     HELP_TITLE = "The table screen"
     AUTO_FOCUS = ""  # the table takes focus once the store is open, nothing before
-    BINDINGS: ClassVar[list[BindingType]] = [
-        _binding("slash", "filter", "Filter", "view.filter", "Filter as you type", show=True),
-        _binding(
-            "f",
-            "quick_filters",
-            "Filters",
-            "view.quick_filters",
-            "Filter by status, user, category, source",
-        ),
-        _binding(
-            "full_stop",
-            "toggle_hidden",
-            "Hidden",
-            "view.hidden",
-            "Show or hide merged, superseded and deleted entries",
-        ),
-        _binding(
-            "l", "lineage", "Lineage", "entry.lineage", "The superseded/merged chain of the entry"
-        ),
-        _binding("m", "merge", "Merge", "entry.merge", "Merge the marked entries", show=True),
-        _binding("p", "plan", "Plan", "store.plan", "Review a consolidation plan", show=True),
-        _binding(
-            "c",
-            "clusters",
-            "Clusters",
-            "view.clusters",
-            "Groups of related entries at a threshold",
-            show=True,
-        ),
-        _binding(
-            "d", "decay", "Decay", "view.decay", "Decay curves and what expires soon", show=True
-        ),
-        _binding(
-            "L",
-            "label",
-            "Label",
-            "store.label",
-            "Label pairs near the merge line as the same memory or not (calibration)",
-        ),
-        _binding(
-            "h",
-            "history",
-            "History",
-            "store.history",
-            "The ledger: undo, redo, backups, rollback",
-            show=True,
-        ),
-        _binding(
-            "g",
-            "outside",
-            "Agent's",
-            "store.outside",
-            "What the agent changed since you last looked: before, after, restore",
-        ),
-        _binding(
-            "e", "edit", "Edit", "entry.edit", "Edit the entry: content, importance, category, tags"
-        ),
-        _binding(
-            "a",
-            "archive",
-            "Archive",
-            "entry.archive",
-            "Archive the entry (on an archived one: make it active again)",
-        ),
-        _binding(
-            "x,delete",
-            "delete",
-            "Delete",
-            "entry.delete",
-            "Delete the entry (soft: restorable, and u undoes it)",
-        ),
-        _binding(
-            "plus,n",
-            "add",
-            "Add",
-            "entry.add",
-            "Write a new entry: content, category, importance, user",
-        ),
-        _binding(
-            "v",
-            "toggle_detail",
-            "Detail",
-            "view.detail",
-            "Show or hide the detail pane (hidden at first below 100 columns)",
-        ),
-        _binding(
-            "ctrl+s",
-            "nothing_prepared",
-            "Save",
-            "view.nothing_prepared",
-            "Here nothing is prepared: says how to prepare a change",
-        ),
-        _binding(
-            "escape",
-            "clear_filter",
-            "Clear",
-            "view.clear_filter",
-            "Clear the filter; pressed again (or with no filter), clear every mark",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("HomeScreen")
 
     def __init__(self, shown_location: str, model: TableModel) -> None:
         super().__init__()
@@ -513,51 +410,21 @@ class HomeScreen(GuardedHandlers, Screen[None]):
     # -- the command palette --------------------------------------------------------------------
 
     def palette_commands(self) -> list[PaletteCommand]:
-        """What the palette offers for the table: views, sorting and the entry actions."""
+        """What the palette offers for the table: its keys (bindings.py), then sorting by
+        each column, clearing every filter and the calibration curve, which have no key."""
         table = self.table
-        commands: list[PaletteCommand] = [
-            (
-                "view: filter as you type",
-                "Search content, tags, id and category",
-                self.action_filter,
-            ),
-            ("view: quick filters", "By status, user, category, source", self.action_quick_filters),
-            (
-                "view: show or hide merged, superseded, deleted",
-                "Toggle hidden statuses",
-                self.action_toggle_hidden,
-            ),
+        commands = [
+            *palette_commands(self.app, self, "HomeScreen"),
+            *palette_commands(self.app, table, "MemoryTable"),
             (
                 "view: clear all filters",
                 "Show every visible entry",
                 lambda: self.apply_filters(QuickFilters()),
             ),
             (
-                "entry: lineage",
-                "The superseded/merged chain of the highlighted entry",
-                self.action_lineage,
-            ),
-            ("entry: mark or unmark", "Mark the highlighted entry", table.action_mark),
-            ("entry: edit", "Content, importance, category, tags", self.action_edit),
-            ("entry: archive or unarchive", "Asks first; u undoes it", self.action_archive),
-            ("entry: delete", "Soft: restorable; asks first", self.action_delete),
-            ("entry: add a new memory", "Content, category, importance, user", self.action_add),
-            ("entry: merge the marked entries", "Hand-merge", self.action_merge),
-            ("store: review a consolidation plan", "Plan, approve, apply", self.action_plan),
-            ("store: history, undo and backups", "The ledger", self.action_history),
-            ("store: the agent's changes", "Since you last looked; restore", self.action_outside),
-            ("view: clusters of related entries", "At a threshold you move", self.action_clusters),
-            ("view: decay curves", "When entries fade below the line", self.action_decay),
-            ("store: label pairs", "Same memory or not, for calibration", self.action_label),
-            (
                 "view: calibration curve",
                 "Precision and recall per threshold from the labels",
                 self.action_calibration,
-            ),
-            (
-                "view: show or hide the detail pane",
-                "The highlighted entry in full",
-                self.action_toggle_detail,
             ),
         ]
         for column in COLUMNS:

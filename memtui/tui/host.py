@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import Any, Protocol, cast
 
 from rich.text import Text
 from textual.command import Provider
@@ -19,9 +19,7 @@ from memtui.service import History, Service
 from memtui.stores.backups import Backup
 from memtui.stores.ledger import Transaction
 from memtui.stores.protocol import MemoryStore
-
-if TYPE_CHECKING:
-    from memtui.tui.commands import PaletteCommand
+from memtui.tui.bindings import PaletteCommand
 
 
 class MemtuiHost(Protocol):

@@ -9,11 +9,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from textual.binding import Binding, BindingType
+from textual.binding import Binding
 from textual.keys import Keys, _character_to_key
 
-from memtui.tui.help_sections import memtui_screens
-from memtui.tui.memory_table import MemoryTable
+from memtui.tui.bindings import TABLE
 
 MODIFIERS = frozenset({"ctrl", "shift", "alt", "meta", "super", "hyper"})
 # what a key may be named: a printable character or its name (`question_mark`), or a named key
@@ -25,17 +24,16 @@ KEY_NAMES = frozenset(
 )
 
 
-def _bindings(owner: type[Any]) -> list[Binding]:
-    own: list[BindingType] = owner.__dict__.get("BINDINGS", [])
-    return [b for b in own if isinstance(b, Binding) and b.id]
-
-
 def screens_and_bindings(app_type: type[Any]) -> Iterator[tuple[str, list[Binding]]]:
-    """Each screen by class name, with every binding with an id that acts there."""
-    app = _bindings(app_type)
-    for cls in memtui_screens():
-        extra = _bindings(MemoryTable) if cls.__name__ == "HomeScreen" else []
-        yield cls.__name__, [*app, *extra, *_bindings(cls)]
+    """Each screen by class name, with every binding that acts there: the app's (`app_type`)
+    on every screen, the table's on the table screen (all from bindings.py)."""
+    app = [key.binding() for key in TABLE[app_type.__name__]]
+    table = [key.binding() for key in TABLE["MemoryTable"]]
+    for name, keys in TABLE.items():
+        if name in (app_type.__name__, "MemoryTable"):
+            continue
+        extra = table if name == "HomeScreen" else []
+        yield name, [*app, *extra, *(key.binding() for key in keys)]
 
 
 def bad_key(key: str) -> str | None:

@@ -10,7 +10,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
@@ -22,6 +22,7 @@ from memtui.service import LabelPair, Service
 from memtui.stores.labels import Label
 from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import literal, one_line
+from memtui.tui.bindings import bindings_for
 from memtui.tui.calibration_screen import CalibrationScreen
 from memtui.tui.failures import GuardedHandlers
 
@@ -65,32 +66,7 @@ def scores_text(pair: LabelPair) -> Text:
 
 class LabelScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "Labelling pairs (L on the table)"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "y",
-            "verdict(True)",
-            "Same memory",
-            id="label.same",
-            tooltip="The two entries are one memory (kept beside the store)",
-        ),
-        Binding(
-            "n",
-            "verdict(False)",
-            "Not the same",
-            id="label.different",
-            tooltip="The two entries are not one memory (kept beside the store)",
-        ),
-        Binding("s", "skip", "Skip", id="label.skip", tooltip="No verdict: the next pair"),
-        Binding("u", "undo", "Undo label", id="label.undo", tooltip="Take the last label back"),
-        Binding(
-            "c",
-            "curve",
-            "Curve",
-            id="label.curve",
-            tooltip="Precision and recall per threshold from the labels",
-        ),
-        Binding("escape", "app.pop_screen", "Back", id="label.back"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("LabelScreen")
     DEFAULT_CSS = """
     LabelScreen #label-title { background: $panel; padding: 0 1; height: auto; }
     LabelScreen #pair { height: 1fr; }

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Static, Tree
 
@@ -15,6 +15,7 @@ from memtui.model import STATUS_SYMBOL, Memory, Status
 from memtui.service import Lineage
 from memtui.textsafe import one_line
 from memtui.times import format_iso
+from memtui.tui.bindings import bindings_for
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
 from memtui.tui.lists import MemtuiTree
@@ -50,16 +51,7 @@ def _link_text(chain: Lineage, older: str, newer: str) -> Text:
 class LineageScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "Lineage"
     AUTO_FOCUS = "#lineage-tree"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,l", "app.pop_screen", "Back", id="lineage.back"),
-        Binding(
-            "r",
-            "restore",
-            "Restore",
-            id="lineage.restore",
-            tooltip="Bring back the highlighted merged or superseded entry",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("LineageScreen")
     DEFAULT_CSS = """
     LineageScreen Tree { height: 1fr; padding: 0 1; }
     LineageScreen #lineage-title { padding: 0 1; background: $panel; }

@@ -10,7 +10,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
@@ -19,6 +19,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from memtui.model import HIDDEN_STATUSES, Memory
+from memtui.tui.bindings import bindings_for
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.table_model import COLUMNS, Column, TableModel, layout, sort_arrow
 
@@ -33,26 +34,7 @@ def importance_bar(value: float, width: int = 5) -> str:
 
 class MemoryTable(GuardedHandlers, ScrollView, can_focus=True):
     HELP_TITLE = "Memory table"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor(-1)", "Up", show=False, id="table.up"),
-        Binding("down,j", "cursor(1)", "Down", show=False, id="table.down"),
-        Binding("pageup", "page(-1)", "Page up", show=False, id="table.page_up"),
-        Binding("pagedown", "page(1)", "Page down", show=False, id="table.page_down"),
-        Binding("home", "jump(0)", "First", show=False, id="table.first"),
-        Binding("end", "jump(-1)", "Last", show=False, id="table.last"),
-        Binding("space", "mark", "Mark", id="table.mark", tooltip="Mark or unmark the entry"),
-        Binding(
-            "o", "sort_next", "Sort", show=False, id="table.sort", tooltip="Sort by the next column"
-        ),
-        Binding(
-            "O",
-            "sort_reverse",
-            "Reverse",
-            show=False,
-            id="table.sort_reverse",
-            tooltip="Reverse the sort order",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("MemoryTable")
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "memory-table--header",

@@ -9,7 +9,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, ItemGrid, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.timer import Timer
@@ -21,6 +21,7 @@ from memtui.service import Service
 from memtui.stores.ledger import Transaction
 from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import literal, one_line
+from memtui.tui.bindings import bindings_for
 from memtui.tui.editable import shown, typed
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
@@ -83,22 +84,20 @@ def result_text(merged: Memory, retired: list[Memory], kept: bool = True) -> Tex
     return text
 
 
+class Choice(RadioButton):
+    """A radio button whose dot says whether it is chosen without colour: ● chosen, ○ not
+    (Textual draws ● on every button and tells them apart by colour alone)."""
+
+    @property
+    def BUTTON_INNER(self) -> str:  # type: ignore[override]
+        return "●" if self.value else "○"
+
+
 class MergeScreen(GuardedHandlers, Screen[None]):
     AUTO_FOCUS = "#editor"  # letters type the merged text, never run a command
     PREVIEW_DELAY = 0.15  # seconds of quiet typing before the preview follows the text
     HELP_TITLE = "Merge"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "ctrl+s",
-            "commit",
-            "Merge…",
-            id="merge.commit",
-            tooltip="Show what will happen, then merge (y) or not (n)",
-        ),
-        Binding(
-            "escape", "back", "Back", id="merge.back", tooltip="Leave (asks if you wrote text)"
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("MergeScreen")
     DEFAULT_CSS = """
     MergeScreen #members { height: 40%; }
     MergeScreen .card { height: auto; border: round $panel; padding: 0 1;
@@ -146,7 +145,7 @@ class MergeScreen(GuardedHandlers, Screen[None]):
             with Vertical(id="editor-box"):
                 with RadioSet(id="strategy"):
                     for key, label, tip in STRATEGIES:
-                        button = RadioButton(label, value=key == "rule", id=f"s-{key}")
+                        button = Choice(label, value=key == "rule", id=f"s-{key}")
                         button.tooltip = tip
                         yield button
                 yield Label("The merged text (edit it to use your own words):")

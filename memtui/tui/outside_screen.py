@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
@@ -23,6 +23,7 @@ from memtui.stores.ledger import Transaction
 from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
 from memtui.times import format_iso
+from memtui.tui.bindings import bindings_for
 from memtui.tui.diff import record_change
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
@@ -129,24 +130,7 @@ def change_detail(c: OutsideChange) -> Text:
 class OutsideScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "The agent's changes"
     AUTO_FOCUS = "#list"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("space", "mark", "Mark", id="outside.mark", tooltip="Mark the highlighted change"),
-        Binding(
-            "r",
-            "restore",
-            "Restore…",
-            id="outside.restore",
-            tooltip="Bring back what the agent removed or rewrote (marked, or highlighted)",
-        ),
-        Binding(
-            "A",
-            "toggle_all",
-            "All",
-            id="outside.all",
-            tooltip="Every change the record holds, or those since you last looked",
-        ),
-        Binding("escape", "app.pop_screen", "Back", id="outside.back"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("OutsideScreen")
     DEFAULT_CSS = """
     OutsideScreen #title { background: $panel; padding: 0 1; }
     OutsideScreen #body { height: 1fr; }

@@ -38,6 +38,7 @@ from memtui.service import LlmRequest, Service, plan_summary
 from memtui.stores.ledger import Transaction
 from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
+from memtui.tui.bindings import bindings_for
 from memtui.tui.diff import record_change
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
@@ -74,9 +75,7 @@ class PathScreen(GuardedHandlers, ModalScreen["str | None"]):
     """Asks for a file path."""
 
     HELP_TITLE = "Saving or loading a plan file"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="path.cancel")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("PathScreen")
     DEFAULT_CSS = """
     PathScreen { align: center middle; }
     PathScreen > Vertical { width: 80; max-width: 95%; height: auto; border: thick $primary;
@@ -158,43 +157,7 @@ def action_detail(action: Action) -> Text:
 class PlanScreen(GuardedHandlers, Screen[None]):
     HELP_TITLE = "Plan review"
     AUTO_FOCUS = "#actions"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("a", "decide(True)", "Approve", id="plan.approve"),
-        Binding("r", "decide(False)", "Reject", id="plan.reject"),
-        Binding("space", "flip", "Toggle", id="plan.toggle"),
-        Binding(
-            "A",
-            "decide_kind(True)",
-            "Approve kind",
-            show=False,
-            id="plan.approve_kind",
-            tooltip="Approve every action of the highlighted kind",
-        ),
-        Binding(
-            "R",
-            "decide_kind(False)",
-            "Reject kind",
-            show=False,
-            id="plan.reject_kind",
-            tooltip="Reject every action of the highlighted kind",
-        ),
-        Binding(
-            "ctrl+s",
-            "commit",
-            "Apply…",
-            id="plan.commit",
-            tooltip="Show what the approved actions do, then apply them (y) or not (n)",
-        ),
-        Binding("w", "save", "Save", id="plan.save", tooltip="Save the plan to a file"),
-        Binding("o", "load", "Load plan", show=False, id="plan.load"),
-        Binding(
-            "escape",
-            "back",
-            "Back / cancel",
-            id="plan.back",
-            tooltip="Cancel planning, or leave the review",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("PlanScreen")
     DEFAULT_CSS = """
     PlanScreen #chooser { height: auto; padding: 0 1; }
     PlanScreen #chooser Select { width: 24; }

@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import ClassVar, TypeVar
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Button, Input, Label, ProgressBar, Select, Static
 
 from memtui.model import Status
+from memtui.tui.bindings import bindings_for
 from memtui.tui.failures import GuardedHandlers
 from memtui.tui.table_model import QuickFilters, TableModel
 
@@ -58,14 +59,38 @@ class Question(ModalScreen[R]):
         """True when `key` came too soon to be an answer (the wait starts again): before the
         question was quiet for `settle`, or less than `settle` after the key before it (`gap`,
         between the times the keys were read: keys typed together and handled late, on a
-        busy machine, still count as typed together)."""
-        if key == "escape" or self.settle <= 0 or (self.armed and gap >= self.settle):
+        busy machine, still count as typed together). A key that comes while an answer is
+        held (`hold`) drops that answer too: both were one burst."""
+        held = self._held is not None
+        if held:
+            self._drop_held()
+        if key == "escape" or self.settle <= 0 or (self.armed and gap >= self.settle and not held):
             return False
         if self.is_mounted:
             self._wait()
-            if key in ("y", "enter"):
+            if key in ("y", "enter", "space") or held:
                 self.app.bell()  # an answer came too soon: it was not taken
         return True
+
+    _held: Timer | None = None
+
+    def hold(self, deliver: Callable[[], object], burst: float) -> bool:
+        """An answer is taken only when no key follows it within `burst` seconds (it was not
+        the first key of a word typed at the question): True when it is held for that long
+        before `deliver` runs."""
+        if self.settle <= 0 or burst <= 0:
+            return False
+        self._held = self.set_timer(burst, lambda: self._deliver(deliver))
+        return True
+
+    def _deliver(self, deliver: Callable[[], object]) -> None:
+        self._held = None
+        deliver()
+
+    def _drop_held(self) -> None:
+        if self._held is not None:
+            self._held.stop()
+            self._held = None
 
 
 class ConfirmScreen(GuardedHandlers, Question[bool]):
@@ -73,10 +98,7 @@ class ConfirmScreen(GuardedHandlers, Question[bool]):
 
     AUTO_FOCUS = "#yes"
     HELP_TITLE = "Changing the store: the question"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
-        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("ConfirmScreen")
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
     ConfirmScreen > Vertical { width: 72; max-width: 95%; height: auto; max-height: 95%;
@@ -115,11 +137,7 @@ class ReasonConfirmScreen(GuardedHandlers, Question["str | None"]):
 
     AUTO_FOCUS = "#yes"
     HELP_TITLE = "Changing the store: a question with a reason"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
-        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
-        Binding("r", "reason", "Reason", id="confirm.reason", tooltip="Write why (optional)"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("ReasonConfirmScreen")
     DEFAULT_CSS = """
     ReasonConfirmScreen { align: center middle; }
     ReasonConfirmScreen > Vertical { width: 72; max-width: 95%; height: auto; max-height: 95%;
@@ -173,9 +191,7 @@ class WorkingScreen(ModalScreen[None]):
     """A commit in progress: what is written, the stage it is at and the time it has taken. The
     bar is indeterminate until the store reports a stage with counts (`set_progress`)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "app.quit", "Quit once written", id="working.quit"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("WorkingScreen")
 
     DEFAULT_CSS = """
     WorkingScreen { align: center middle; }
@@ -229,9 +245,7 @@ class HelpScreen(GuardedHandlers, ModalScreen[None]):
     """Every binding, with what it does, as the keymap has it now."""
 
     HELP_TITLE = "This help"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,question_mark", "dismiss", "Close", id="help.close"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("HelpScreen")
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 100; max-width: 98%; height: 90%; border: thick $primary;
@@ -285,10 +299,7 @@ class FilterScreen(GuardedHandlers, ModalScreen["QuickFilters | None"]):
     """Quick filters by status, user, category and source."""
 
     HELP_TITLE = "Quick filters"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="filters.cancel"),
-        Binding("ctrl+s", "apply", "Apply", id="filters.apply"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("FilterScreen")
     DEFAULT_CSS = """
     FilterScreen { align: center middle; }
     FilterScreen > Vertical { width: 64; max-width: 95%; height: auto; border: thick $primary;
