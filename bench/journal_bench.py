@@ -29,8 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from store_bench import best_of
 
 from memtui.demo import make_demo_memories
-from memtui.stores import Change, backups, create_native_store, open_store
-from memtui.stores.compaction import compact_store
+from memtui.stores import Change, create_native_store, open_store
+from memtui.stores.file import backups
+from memtui.stores.file.compaction import compact_store
 from memtui.stores.ledger import ChangeImage
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)

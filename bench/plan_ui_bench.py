@@ -24,7 +24,7 @@ os.environ["TEXTUAL_ANIMATIONS"] = "none"
 from memtui.demo import make_demo_memories
 from memtui.stores import create_native_store
 from memtui.tui import make_app
-from memtui.tui.plan_screen import PlanScreen
+from memtui.tui.screens.plan import PlanScreen
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 

@@ -57,7 +57,7 @@ from memtui.stores.ledger import Transaction
 from memtui.stores.protocol import MemoryStore
 from memtui.tui import heap, make_app
 from memtui.tui.app import MemtuiApp
-from memtui.tui.merge_screen import MergeScreen
+from memtui.tui.screens.merge import MergeScreen
 
 TEXT = "remember: prefers dark roast!!" * 10
 

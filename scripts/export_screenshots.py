@@ -24,7 +24,7 @@ from memtui.demo import make_demo_memories
 from memtui.model import Status
 from memtui.stores import create_native_store
 from memtui.tui import make_app
-from memtui.tui.memory_table import MemoryTable
+from memtui.tui.widgets.memory_table import MemoryTable
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 SIZE = (130, 38)

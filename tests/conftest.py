@@ -103,7 +103,7 @@ def unversioned(memories: dict[str, Memory]) -> dict[str, Memory]:
 def questions_answer_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A question takes its answer as soon as it is shown: Pilot presses keys faster than a
     person types. The tests of that wait (test_tui_keys.py) set it back."""
-    from memtui.tui.screens import Question
+    from memtui.tui.modals import Question
 
     monkeypatch.setattr(Question, "settle", 0.0)
     from memtui.tui.app import MemtuiApp

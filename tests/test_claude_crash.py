@@ -19,7 +19,7 @@ import pytest
 
 from memtui.model import Memory, Status
 from memtui.stores import Change, open_store
-from memtui.stores.folder_tx import INTENT
+from memtui.stores.file.folder_tx import INTENT
 from tests.conftest import FIXTURES, NOW
 
 TOUCHED = ("feedback_real_db.md", "user_role.md", "team/project_oncall.md")

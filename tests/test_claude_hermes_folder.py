@@ -13,8 +13,9 @@ import pytest
 
 from memtui.errors import MemtuiError, StoreLockedError
 from memtui.model import Memory, Status
-from memtui.stores import Change, hermes_format, open_store
-from memtui.stores.folder_store import HermesFolderStore
+from memtui.stores import Change, open_store
+from memtui.stores.file.folder_store import HermesFolderStore
+from memtui.stores.formats import hermes as hermes_format
 from tests.conftest import FIXTURES, NOW, CliResult
 from tests.test_claude_crash import run_child
 

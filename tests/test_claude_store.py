@@ -15,7 +15,7 @@ import pytest
 from memtui.errors import ConflictError, MemtuiError
 from memtui.model import Memory, Status
 from memtui.stores import Change, open_store
-from memtui.stores.folder_store import FolderStore
+from memtui.stores.file.folder_store import FolderStore
 from tests.conftest import FIXTURES, NOW, CliResult
 
 BASIC = FIXTURES / "claude_code" / "basic"

@@ -16,7 +16,7 @@ import pytest
 from memtui.errors import StoreWriteError
 from memtui.model import Memory
 from memtui.stores import Change, create_native_store, open_store
-from memtui.stores import store as store_module
+from memtui.stores.file import store as store_module
 from tests.conftest import NOW, CliResult
 
 Cli = Callable[..., CliResult]

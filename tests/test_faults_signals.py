@@ -26,7 +26,8 @@ ID = "mem_mx1tnnak_a73461d3"
 CHILD = r"""
 import os, signal, sys
 from memtui import cli, interrupts
-from memtui.stores import ledger, store
+from memtui.stores import ledger
+from memtui.stores.file import store
 
 where, signum = sys.argv[1], int(sys.argv[2])
 

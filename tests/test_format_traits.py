@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memtui.stores.registry import FORMATS
+from memtui.stores.formats.registry import FORMATS
 from memtui.stores.transfer import EXPORT_FORMATS
 from memtui.traits import FormatTraits
 
@@ -25,7 +25,7 @@ FORMAT_CHECK = re.compile(
 
 def _is_format_module(path: Path, root: Path) -> bool:
     relative = path.relative_to(root).as_posix()
-    return relative.endswith("_format.py") or relative.startswith("stores/postgres/")
+    return relative.startswith(("stores/formats/", "stores/postgres/"))
 
 
 def format_checks(root: Path) -> list[str]:

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from memtui.errors import ConflictError
-from memtui.stores import Change, hermes_format, open_store
+from memtui.stores import Change, open_store
+from memtui.stores.formats import hermes as hermes_format
 from tests.conftest import FIXTURES, NOW, CliResult
 
 HERMES = FIXTURES / "hermes"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.stores import files as files_module
 from memtui.stores import open_store
+from memtui.stores.file import files as files_module
 from tests.conftest import FIXTURES, CliResult, assert_same_but_versions
 
 Cli = Callable[..., CliResult]

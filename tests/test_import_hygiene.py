@@ -28,7 +28,7 @@ def _modules_outside_the_tui() -> list[str]:
 
 def test_no_module_outside_the_tui_imports_textual() -> None:
     modules = _modules_outside_the_tui()
-    for expected in ("memtui.stores.store", "memtui.model", "memtui.service", "memtui.cli"):
+    for expected in ("memtui.stores.file.store", "memtui.model", "memtui.service", "memtui.cli"):
         assert expected in modules
     code = (
         "import importlib, sys\n"

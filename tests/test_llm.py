@@ -286,7 +286,7 @@ def test_backoff_grows_with_jitter(fixture_copy, server_factory) -> None:  # typ
 
 
 def test_the_cache_saves_a_second_call(fixture_copy, server_factory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from memtui.stores.llm_cache import FileCache
+    from memtui.stores.sidecars.llm_cache import FileCache
 
     server = server_factory(
         lambda s, n: answer({"mergedContent": "PPT 字体：主标题 18-20px，中心词 26px"})

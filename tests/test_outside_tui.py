@@ -15,9 +15,9 @@ from textual.widgets import OptionList, Static
 
 from memtui.tui import make_app
 from memtui.tui.app import MemtuiApp
-from memtui.tui.history_screen import HistoryScreen
-from memtui.tui.outside_screen import OutsideScreen
-from memtui.tui.screens import ConfirmScreen
+from memtui.tui.modals import ConfirmScreen
+from memtui.tui.screens.history import HistoryScreen
+from memtui.tui.screens.outside import OutsideScreen
 from tests.conftest import NOW, CliResult
 
 

@@ -23,9 +23,9 @@ from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.service.plans import apply_plan
 from memtui.stores import open_store
-from memtui.stores.pi_format import pi_entry
-from memtui.stores.pi_json import dumps as pi_dumps
-from memtui.stores.pi_json import loads as pi_loads
+from memtui.stores.formats.pi import pi_entry
+from memtui.stores.formats.pi_json import dumps as pi_dumps
+from memtui.stores.formats.pi_json import loads as pi_loads
 from memtui.times import from_epoch_ms
 
 HERE = Path(__file__).parent / "fixtures" / "pi_conformance"

@@ -17,7 +17,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memtui.stores import Change, open_store
-from memtui.stores.pi_json import PiJsonError, read, read_checked
+from memtui.stores.formats.pi_json import PiJsonError, read, read_checked
 from memtui.times import from_epoch_ms
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memtui.stores.pi_format import (
+from memtui.stores.formats.pi import (
     _as_pi_loads_it,
     _memory,
     _normalised_fields,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from memtui.model import Memory
 from memtui.stores import Change, open_store
-from memtui.stores.pi_json import dumps as pi_dumps
-from memtui.stores.pi_json import loads as pi_loads
+from memtui.stores.formats.pi_json import dumps as pi_dumps
+from memtui.stores.formats.pi_json import loads as pi_loads
 from memtui.times import from_epoch_ms
 
 NOW = from_epoch_ms(1797000000000)

@@ -12,9 +12,9 @@ import pytest
 from memtui.model import Status
 from memtui.service import Service
 from memtui.stores import Change, open_store
-from memtui.stores.pi_format import pi_session_header, with_file_header
-from memtui.stores.pi_json import dumps as pi_dumps
-from memtui.stores.pi_json import loads as pi_loads
+from memtui.stores.formats.pi import pi_session_header, with_file_header
+from memtui.stores.formats.pi_json import dumps as pi_dumps
+from memtui.stores.formats.pi_json import loads as pi_loads
 from memtui.times import from_epoch_ms
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -27,7 +27,7 @@ from memtui.model import Memory
 from memtui.service import Service
 from memtui.service.parallel_plan import SMALL_STORE, default_jobs, plan_in_parallel
 from memtui.stores import create_native_store, open_store
-from memtui.stores.longterm_format import LongtermFormat
+from memtui.stores.formats.longterm import LongtermFormat
 from memtui.traits import OWN_IDS, IdStyle
 from tests.conftest import FIXTURES, NOW, CliResult
 

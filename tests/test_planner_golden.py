@@ -15,7 +15,7 @@ from memtui.engine.choices import EXPIRE_KINDS, MERGE_RULES
 from memtui.engine.planner import EXPIRE_STEPS, MERGE_RULE_STEPS, make_plan, steps_for
 from memtui.engine.profiles import PROFILE_NAMES, apply_overrides, get_profile
 from memtui.stores import open_store
-from memtui.stores.registry import FORMATS
+from memtui.stores.formats.registry import FORMATS
 from tests.conftest import FIXTURES, NOW
 
 STORES = ("example-store.json", "realistic-store.json", "example-store-after-consolidate.json")

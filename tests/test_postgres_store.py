@@ -335,7 +335,7 @@ async def test_the_ui_opens_a_database_url_and_never_shows_its_password(
     pg_server: PgServer,  # noqa: F811
 ) -> None:
     from memtui.tui import make_app
-    from memtui.tui.memory_table import MemoryTable
+    from memtui.tui.widgets.memory_table import MemoryTable
 
     secret = "hunter2-pw"
     dsn = pg_server.create_database().replace("postgres@", f"postgres:{secret}@")

@@ -27,8 +27,8 @@ from memtui.stores.progress import CommitProgress
 from memtui.stores.protocol import MemoryStore
 from memtui.tui import make_app
 from memtui.tui.app import MemtuiApp
-from memtui.tui.plan_screen import PlanScreen
-from memtui.tui.screens import ConfirmScreen, WorkingScreen
+from memtui.tui.modals import ConfirmScreen, WorkingScreen
+from memtui.tui.screens.plan import PlanScreen
 from tests.conftest import NOW
 from tests.test_tui_walkthrough import notices, ready, shown
 

@@ -25,7 +25,7 @@ from memtui.jsonout import dumps
 from memtui.model import Memory, Source, Status
 from memtui.planfile.full import full_json
 from memtui.stores import create_native_store, open_store
-from memtui.stores.native_format import NativeFormat
+from memtui.stores.formats.native import NativeFormat
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 

@@ -17,8 +17,9 @@ import pytest
 from memtui.errors import MemtuiError
 from memtui.model import Memory, Status
 from memtui.service import Service
-from memtui.stores import Change, Store, backups, create_native_store, open_store
-from memtui.stores.compaction import ARCHIVE, compact_store
+from memtui.stores import Change, Store, create_native_store, open_store
+from memtui.stores.file import backups
+from memtui.stores.file.compaction import ARCHIVE, compact_store
 from tests.conftest import CliResult
 
 Cli = Callable[..., CliResult]

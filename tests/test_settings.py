@@ -16,9 +16,9 @@ from memtui.config import Settings, load_settings, load_user_settings, resolve_p
 from memtui.engine.profiles import get_profile
 from memtui.errors import MemtuiError
 from memtui.tui import make_app
-from memtui.tui.clusters_screen import ClustersScreen
-from memtui.tui.decay_screen import DecayScreen
-from memtui.tui.plan_screen import PlanScreen
+from memtui.tui.screens.clusters import ClustersScreen
+from memtui.tui.screens.decay import DecayScreen
+from memtui.tui.screens.plan import PlanScreen
 from tests.conftest import NOW, CliResult
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
@@ -84,7 +84,7 @@ def test_a_failed_write_leaves_the_config_as_it_was(
     def crash(src: object, dst: object) -> None:
         raise OSError("disk gone")
 
-    monkeypatch.setattr("memtui.stores.files.os.replace", crash)
+    monkeypatch.setattr("memtui.stores.file.files.os.replace", crash)
     with pytest.raises(OSError, match="disk gone"):
         save_setting(config, "ui", "theme", "memtui-paper")
     assert config.read_text() == text

@@ -16,7 +16,7 @@ from memtui.model import Status
 from memtui.service import Service
 from memtui.stores import create_native_store
 from memtui.tui import make_app
-from memtui.tui.memory_table import MemoryTable
+from memtui.tui.widgets.memory_table import MemoryTable
 from tests.conftest import NOW
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"

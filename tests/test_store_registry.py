@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from memtui.model import Memory, Status
-from memtui.stores import Change, open_store, registry
-from memtui.stores.document import Document, FormatDefaults, StoreFormat
+from memtui.stores import Change, open_store
+from memtui.stores.formats import registry
+from memtui.stores.formats.document import Document, FormatDefaults, StoreFormat
 from tests.conftest import NOW
 
 MAGIC = b"# memories, one a line\n"

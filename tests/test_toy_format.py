@@ -14,8 +14,8 @@ import pytest
 from memtui.errors import MemtuiError
 from memtui.model import Memory, Status
 from memtui.service import EntryEdit, Service
-from memtui.stores import registry
-from memtui.stores.document import Document, FormatDefaults
+from memtui.stores.formats import registry
+from memtui.stores.formats.document import Document, FormatDefaults
 from memtui.traits import FormatTraits, IdStyle
 from tests.conftest import NOW, CliResult
 

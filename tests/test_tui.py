@@ -17,9 +17,9 @@ from memtui.model import Status
 from memtui.stores import Change, create_native_store, open_store
 from memtui.tui import make_app
 from memtui.tui.app import MemtuiApp
-from memtui.tui.lineage import LineageScreen
-from memtui.tui.memory_table import MemoryTable
-from memtui.tui.screens import ConfirmScreen, HelpScreen
+from memtui.tui.modals import ConfirmScreen, HelpScreen
+from memtui.tui.widgets.lineage import LineageScreen
+from memtui.tui.widgets.memory_table import MemoryTable
 from tests.conftest import FIXTURES, NOW
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
@@ -135,7 +135,7 @@ async def test_quick_filters_and_hidden_statuses(demo_store: Path) -> None:
         assert hidden and all(app.model.index[m.id] not in app.model.view for m in hidden)
         await pilot.press("full_stop")
         assert len(app.model.view) == 120
-        from memtui.tui.table_model import QuickFilters
+        from memtui.tui.widgets.table_model import QuickFilters
 
         app.home.apply_filters(QuickFilters(user="alice"))
         await pilot.pause()

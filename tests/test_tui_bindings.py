@@ -12,8 +12,8 @@ from textual.binding import Binding
 from memtui.tui.bindings import BY_ID, TABLE
 from memtui.tui.help_sections import memtui_screens
 from memtui.tui.keymap_check import screens_and_bindings
-from memtui.tui.memory_table import MemoryTable
-from memtui.tui.screens import ReasonConfirmScreen
+from memtui.tui.modals import ReasonConfirmScreen
+from memtui.tui.widgets.memory_table import MemoryTable
 from tests.test_tui_keys import app_for, demo, ready, transactions  # noqa: F401
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"

@@ -17,7 +17,7 @@ from textual.widgets import Input
 
 from memtui.tui.app import MemtuiApp
 from memtui.tui.key_guard import BURST
-from memtui.tui.screens import SETTLE, ConfirmScreen, Question, ReasonConfirmScreen
+from memtui.tui.modals import SETTLE, ConfirmScreen, Question, ReasonConfirmScreen
 from tests.test_tui_keys import app_for, demo, notices, ready, transactions  # noqa: F401
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"

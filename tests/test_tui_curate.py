@@ -19,14 +19,14 @@ from memtui.service.base import record_of
 from memtui.stores import Change, open_store
 from memtui.tui import make_app
 from memtui.tui.app import MemtuiApp
-from memtui.tui.chart import ChartView
-from memtui.tui.clusters_screen import ClustersScreen
-from memtui.tui.decay_screen import DecayScreen
-from memtui.tui.history_screen import HistoryScreen
-from memtui.tui.memory_table import MemoryTable
-from memtui.tui.merge_screen import MergeScreen
-from memtui.tui.plan_screen import PlanScreen
-from memtui.tui.screens import ConfirmScreen
+from memtui.tui.modals import ConfirmScreen
+from memtui.tui.screens.clusters import ClustersScreen
+from memtui.tui.screens.decay import DecayScreen
+from memtui.tui.screens.history import HistoryScreen
+from memtui.tui.screens.merge import MergeScreen
+from memtui.tui.screens.plan import PlanScreen
+from memtui.tui.widgets.chart import ChartView
+from memtui.tui.widgets.memory_table import MemoryTable
 from tests.conftest import NOW, CliResult, assert_same_but_versions
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"

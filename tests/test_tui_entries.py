@@ -20,10 +20,10 @@ from memtui.stores.ledger import Transaction
 from memtui.stores.progress import CommitProgress
 from memtui.stores.protocol import MemoryStore
 from memtui.tui.app import MemtuiApp
-from memtui.tui.decay_screen import DecayScreen
-from memtui.tui.entry_form import EntryFormScreen
-from memtui.tui.memory_table import MemoryTable
-from memtui.tui.screens import ReasonConfirmScreen, WorkingScreen
+from memtui.tui.modals import ReasonConfirmScreen, WorkingScreen
+from memtui.tui.screens.decay import DecayScreen
+from memtui.tui.screens.entry_form import EntryFormScreen
+from memtui.tui.widgets.memory_table import MemoryTable
 from tests.conftest import NOW, unversioned
 from tests.screen_text import screen_text
 from tests.test_tui_walkthrough import app_for, notices, ready, settled, shown

@@ -11,10 +11,10 @@ from textual.widgets import Input, TextArea
 from memtui.model import Memory
 from memtui.service import Service
 from memtui.stores import create_native_store, open_store
-from memtui.tui.entry_form import EntryFormScreen
-from memtui.tui.memory_table import MemoryTable
-from memtui.tui.merge_screen import MergeScreen
-from memtui.tui.screens import ReasonConfirmScreen
+from memtui.tui.modals import ReasonConfirmScreen
+from memtui.tui.screens.entry_form import EntryFormScreen
+from memtui.tui.screens.merge import MergeScreen
+from memtui.tui.widgets.memory_table import MemoryTable
 from tests.conftest import NOW
 from tests.test_tui_walkthrough import app_for, ready, settled
 

@@ -23,7 +23,7 @@ from memtui.service import Service
 from memtui.stores import create_native_store, open_store
 from memtui.tui import make_app
 from memtui.tui.app import MemtuiApp
-from memtui.tui.screens import ConfirmScreen, ReasonConfirmScreen
+from memtui.tui.modals import ConfirmScreen, ReasonConfirmScreen
 from tests.conftest import FIXTURES, NOW
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"

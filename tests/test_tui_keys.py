@@ -16,13 +16,13 @@ from textual.widgets import Input, OptionList, TextArea, Tree
 from memtui.stores import open_store
 from memtui.tui import make_app
 from memtui.tui.app import MemtuiApp
-from memtui.tui.clusters_screen import ClustersScreen
-from memtui.tui.decay_screen import DecayScreen
-from memtui.tui.entry_form import EntryFormScreen
-from memtui.tui.history_screen import HistoryScreen
-from memtui.tui.lineage import LineageScreen
-from memtui.tui.merge_screen import MergeScreen
-from memtui.tui.screens import ConfirmScreen, Question, ReasonConfirmScreen
+from memtui.tui.modals import ConfirmScreen, Question, ReasonConfirmScreen
+from memtui.tui.screens.clusters import ClustersScreen
+from memtui.tui.screens.decay import DecayScreen
+from memtui.tui.screens.entry_form import EntryFormScreen
+from memtui.tui.screens.history import HistoryScreen
+from memtui.tui.screens.merge import MergeScreen
+from memtui.tui.widgets.lineage import LineageScreen
 from tests.conftest import NOW
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
@@ -542,8 +542,8 @@ async def test_a_long_question_keeps_its_buttons_on_an_80x24_screen(demo: Path) 
 
 
 def test_the_status_line_keeps_a_database_url_whole_and_says_where() -> None:
-    from memtui.tui.status_line import status_text
-    from memtui.tui.table_model import TableModel
+    from memtui.tui.widgets.status_line import status_text
+    from memtui.tui.widgets.table_model import TableModel
 
     text = status_text(
         TableModel([], NOW),

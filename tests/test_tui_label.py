@@ -16,9 +16,9 @@ from memtui.model import Memory, Status
 from memtui.service import Service
 from memtui.stores import create_native_store
 from memtui.tui.app import MemtuiApp
-from memtui.tui.calibration_screen import CalibrationScreen
-from memtui.tui.chart import ChartView
-from memtui.tui.label_screen import LabelScreen
+from memtui.tui.screens.calibration import CalibrationScreen
+from memtui.tui.screens.label import LabelScreen
+from memtui.tui.widgets.chart import ChartView
 from tests.conftest import NOW, CliResult
 from tests.test_tui_curate import app_for, ready
 

@@ -10,8 +10,8 @@ from textual.widgets import Static, Tree
 
 from memtui.model import Memory
 from memtui.stores import create_native_store
-from memtui.tui.merge_screen import MergeScreen
-from memtui.tui.plan_screen import PlanScreen
+from memtui.tui.screens.merge import MergeScreen
+from memtui.tui.screens.plan import PlanScreen
 from tests.conftest import NOW
 from tests.test_tui_curate import app_for, ready
 

@@ -16,10 +16,10 @@ from textual.pilot import Pilot
 from memtui.demo import make_demo_memories
 from memtui.stores import create_native_store
 from memtui.stores.ledger import Transaction
-from memtui.tui.clusters_screen import ClustersScreen
-from memtui.tui.history_screen import transaction_detail
-from memtui.tui.plan_screen import PlanScreen
-from memtui.tui.screens import ConfirmScreen
+from memtui.tui.modals import ConfirmScreen
+from memtui.tui.screens.clusters import ClustersScreen
+from memtui.tui.screens.history import transaction_detail
+from memtui.tui.screens.plan import PlanScreen
 from memtui.views import action_subject
 from tests.conftest import NOW, CliResult
 from tests.screen_text import screen_lines, screen_text
@@ -302,6 +302,6 @@ async def test_the_merge_strategy_shows_one_dot_the_chosen_one(demo: Path) -> No
 def test_the_decay_screen_says_when_an_entry_crosses_the_line_one_way(
     day: float | None, shown: str
 ) -> None:
-    from memtui.tui.decay_screen import crossing_text
+    from memtui.tui.screens.decay import crossing_text
 
     assert crossing_text(day) == shown

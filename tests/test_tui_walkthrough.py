@@ -22,11 +22,11 @@ from memtui.service import History
 from memtui.stores import open_store
 from memtui.tui import make_app
 from memtui.tui.app import HomeScreen, MemtuiApp
-from memtui.tui.clusters_screen import ClustersScreen
-from memtui.tui.lineage import LineageScreen
-from memtui.tui.merge_screen import MergeScreen
-from memtui.tui.plan_screen import PlanScreen
-from memtui.tui.screens import ConfirmScreen, HelpScreen
+from memtui.tui.modals import ConfirmScreen, HelpScreen
+from memtui.tui.screens.clusters import ClustersScreen
+from memtui.tui.screens.merge import MergeScreen
+from memtui.tui.screens.plan import PlanScreen
+from memtui.tui.widgets.lineage import LineageScreen
 from tests.conftest import NOW
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
@@ -625,13 +625,13 @@ QUITTING = {"q", "ctrl+q", "ctrl+c", "ctrl+p"}  # the palette can run Quit too
 
 
 def every_key() -> list[str]:
-    from memtui.tui.clusters_screen import ClustersScreen
-    from memtui.tui.decay_screen import DecayScreen
-    from memtui.tui.entry_form import EntryFormScreen
-    from memtui.tui.history_screen import HistoryScreen
-    from memtui.tui.memory_table import MemoryTable
-    from memtui.tui.plan_screen import PathScreen
-    from memtui.tui.screens import FilterScreen, ReasonConfirmScreen
+    from memtui.tui.modals import FilterScreen, ReasonConfirmScreen
+    from memtui.tui.screens.clusters import ClustersScreen
+    from memtui.tui.screens.decay import DecayScreen
+    from memtui.tui.screens.entry_form import EntryFormScreen
+    from memtui.tui.screens.history import HistoryScreen
+    from memtui.tui.screens.plan import PathScreen
+    from memtui.tui.widgets.memory_table import MemoryTable
 
     classes = (
         MemtuiApp,

@@ -11,7 +11,7 @@ from memtui.engine.plan import Action, Plan, plan_record
 from memtui.errors import MemtuiError
 from memtui.jsonout import dumps
 from memtui.model import Memory
-from memtui.stores.native_format import NativeFormat
+from memtui.stores.formats.native import NativeFormat
 
 _RECORDS = NativeFormat()
 _PLAN_PATH = Path("plan")

@@ -21,7 +21,7 @@ from memtui.planfile.compact import actions_from_compact
 from memtui.planfile.full import action_from_dict
 from memtui.planfile.seals import Seals, read_seals
 from memtui.stores import MemoryStore
-from memtui.stores.pi_json import PiJsonError, read_checked
+from memtui.stores.formats.pi_json import PiJsonError, read_checked
 from memtui.times import parse_iso_or_none
 
 READ_VERSIONS = (1, 2)

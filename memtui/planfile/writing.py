@@ -13,7 +13,7 @@ from memtui.jsonout import dumps
 from memtui.planfile.compact import compact_plan
 from memtui.planfile.full import full_json, full_json_parts
 from memtui.planfile.seals import seals_for
-from memtui.stores.files import atomic_write
+from memtui.stores.file.files import atomic_write
 
 _PLAN_HEAD = re.compile(rb'^\{\s*"format"\s*:\s*"memtui-plan"')
 

@@ -15,8 +15,8 @@ from memtui.config import Settings
 from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.stores import MemoryStore, Transaction
+from memtui.stores.file.store import Store as FileStore
 from memtui.stores.ledger import ChangeImage
-from memtui.stores.store import Store as FileStore
 from memtui.textsafe import has_surrogates
 from memtui.times import parse_iso_or_none
 

@@ -15,9 +15,9 @@ from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.service.base import History, Part, Shared, record_of, side_folder
 from memtui.service.profiles import Profiles
-from memtui.stores.files import atomic_write, read_bytes
-from memtui.stores.labels import Label, LabelFile, make_label
+from memtui.stores.file.files import atomic_write, read_bytes
 from memtui.stores.protocol import MemoryStore
+from memtui.stores.sidecars.labels import Label, LabelFile, make_label
 
 LABEL_BAND = 0.2  # how far from the merge line a pair is worth labelling
 

@@ -15,14 +15,14 @@ from memtui.demo.hermes import demo_files as hermes_demo_files
 from memtui.errors import MemtuiError, StoreFormatError
 from memtui.service.base import Part, file_store
 from memtui.stores import create_native_store, export_store
-from memtui.stores.backups import BackupShelf
-from memtui.stores.doctor import repair
-from memtui.stores.files import atomic_write, read_bytes
-from memtui.stores.folder_store import FolderStore
+from memtui.stores.file.backups import BackupShelf
+from memtui.stores.file.doctor import repair
+from memtui.stores.file.files import atomic_write, read_bytes
+from memtui.stores.file.folder_store import FolderStore
+from memtui.stores.file.sidecar import check_writable
+from memtui.stores.file.store import Store as FileStore
 from memtui.stores.postgres import is_postgres_location, open_postgres_store
 from memtui.stores.protocol import MemoryStore
-from memtui.stores.sidecar import check_writable
-from memtui.stores.store import Store as FileStore
 from memtui.stores.transfer import ExportReport, is_demo_store
 
 DEMO_MAX_SIZE = 2_000_000

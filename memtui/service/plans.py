@@ -127,7 +127,7 @@ class Plans(Part):
         (`progress(done, total)` after each request)."""
         from memtui.engine.llm_strategies import DEFAULT_STRATEGIES, improve_plan
         from memtui.llm import LlmClient
-        from memtui.stores.llm_cache import FileCache
+        from memtui.stores.sidecars.llm_cache import FileCache
 
         strategies = list(request.strategies) or list(
             DEFAULT_STRATEGIES.get(profile.name, ("merge",))

@@ -11,7 +11,7 @@ from memtui.errors import ConflictError, MemtuiError
 from memtui.model import Memory
 from memtui.service.base import History, Part, file_store, record_of
 from memtui.stores import Actor, Backup, Change, Transaction
-from memtui.stores.compaction import Compaction, compact_store
+from memtui.stores.file.compaction import Compaction, compact_store
 from memtui.stores.ledger import ChangeImage, undo_target
 from memtui.stores.progress import CommitProgress
 from memtui.stores.protocol import MemoryStore

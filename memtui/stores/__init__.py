@@ -1,9 +1,9 @@
 """Store formats behind one `Store` API: open, snapshot, commit, undo, rollback."""
 
-from memtui.stores.backups import DEFAULT_KEEP, Backup
+from memtui.stores.file.backups import DEFAULT_KEEP, Backup
+from memtui.stores.file.store import Change, Store
 from memtui.stores.ledger import Actor, ChangeImage, Transaction
 from memtui.stores.protocol import MemoryStore
-from memtui.stores.store import Change, Store
 from memtui.stores.transfer import EXPORT_FORMATS, create_native_store, export_store
 
 

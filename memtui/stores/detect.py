@@ -8,9 +8,9 @@ import orjson
 
 from memtui.errors import StoreFormatError
 from memtui.gcpause import gc_paused
-from memtui.stores.document import Document, StoreFormat
-from memtui.stores.fields import json_problem
-from memtui.stores.registry import FORMATS
+from memtui.stores.formats.document import Document, StoreFormat
+from memtui.stores.formats.fields import json_problem
+from memtui.stores.formats.registry import FORMATS
 
 
 def parse_store(data: bytes, path: Path) -> tuple[StoreFormat, Document]:

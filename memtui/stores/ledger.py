@@ -19,7 +19,7 @@ import orjson
 from memtui.errors import MemtuiError, NotFoundError, StoreFormatError
 from memtui.jsonout import dumps
 from memtui.model import Memory
-from memtui.stores.files import atomic_write, writing
+from memtui.stores.file.files import atomic_write, writing
 from memtui.times import format_iso, parse_iso_or_none
 
 

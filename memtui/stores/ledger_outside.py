@@ -26,7 +26,7 @@ import orjson
 from memtui.errors import MemtuiError
 from memtui.jsonout import dumps
 from memtui.model import Memory
-from memtui.stores.files import FileStamp, atomic_write
+from memtui.stores.file.files import FileStamp, atomic_write
 from memtui.stores.ledger import (
     ChangeImage,
     LedgerEntryError,

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memtui.model import Memory
-from memtui.stores.backups import Backup
+from memtui.stores.file.backups import Backup
 from memtui.stores.ledger import Transaction
 from memtui.stores.progress import CommitProgress
 from memtui.traits import FormatTraits
 
 if TYPE_CHECKING:
-    from memtui.stores.store import Change
+    from memtui.stores.file.store import Change
 
 
 class StorePath(Protocol):

@@ -11,14 +11,14 @@ from typing import Any
 
 from memtui.errors import MemtuiError
 from memtui.model import Memory
-from memtui.stores.backups import DEFAULT_KEEP
-from memtui.stores.document import Document
-from memtui.stores.files import atomic_write, writing
+from memtui.stores.file.backups import DEFAULT_KEEP
+from memtui.stores.file.files import atomic_write, writing
+from memtui.stores.file.store import Store
+from memtui.stores.formats.document import Document
+from memtui.stores.formats.native import new_meta
+from memtui.stores.formats.registry import FORMATS
 from memtui.stores.ledger import Actor, Transaction
-from memtui.stores.native_format import new_meta
 from memtui.stores.protocol import MemoryStore
-from memtui.stores.registry import FORMATS
-from memtui.stores.store import Store
 
 # `memtui export --format` names, as each format's traits declare them
 EXPORTS = {f.traits.export_as: f for f in FORMATS.values() if f.traits.export_as is not None}

@@ -29,22 +29,23 @@ from memtui.model import Memory
 from memtui.service import History, Service, Settings
 from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
-from memtui.tui import heap, outside_screen
+from memtui.tui import heap
 from memtui.tui.bindings import PaletteCommand, bindings_for, palette_commands, writes
 from memtui.tui.commands import MemtuiCommands
 from memtui.tui.commit_flow import CommitFlow
 from memtui.tui.failures import GuardedHandlers, formatted, one_line_report
 from memtui.tui.help_sections import HelpSection, help_sections
-from memtui.tui.home_screen import HomeScreen
 from memtui.tui.host import MemtuiHost
 from memtui.tui.key_guard import BURST, KeyReads
 from memtui.tui.keymap_check import keymap_problems
-from memtui.tui.merge_screen import MergeScreen
 from memtui.tui.messages import HaystackReady, HistoryReady, OutsideChange, StoreFailed, StoreReady
+from memtui.tui.modals import ConfirmScreen, HelpScreen, Question, ReasonConfirmScreen
 from memtui.tui.screen_hooks import FollowsReloads, HoldsUnsaved
-from memtui.tui.screens import ConfirmScreen, HelpScreen, Question, ReasonConfirmScreen
-from memtui.tui.table_model import TableModel, build_haystack
+from memtui.tui.screens import outside as outside_screen
+from memtui.tui.screens.home import HomeScreen
+from memtui.tui.screens.merge import MergeScreen
 from memtui.tui.themes import DEFAULT_THEME, load_themes
+from memtui.tui.widgets.table_model import TableModel, build_haystack
 
 __all__ = ["HomeScreen", "MemtuiApp"]
 

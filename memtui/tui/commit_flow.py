@@ -18,18 +18,18 @@ from textual.timer import Timer
 from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.service import History, Service
-from memtui.stores.backups import Backup
+from memtui.stores.file.backups import Backup
 from memtui.stores.ledger import Transaction
 from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import one_line
-from memtui.tui.lineage import LineageScreen
 from memtui.tui.messages import CommitFailed, CommitStage, Committed, HistoryReady
+from memtui.tui.modals import ConfirmScreen, ReasonConfirmScreen, WorkingScreen
 from memtui.tui.screen_hooks import FollowsCommits
-from memtui.tui.screens import ConfirmScreen, ReasonConfirmScreen, WorkingScreen
+from memtui.tui.widgets.lineage import LineageScreen
 from memtui.views import entry_count, shorten
 
 if TYPE_CHECKING:
-    from memtui.tui.home_screen import HomeScreen
+    from memtui.tui.screens.home import HomeScreen
 
 WORKING_AFTER = 0.25  # seconds before a running commit shows the working screen
 

@@ -13,7 +13,7 @@ from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
 from textual.screen import Screen
 
-from memtui.tui.memory_table import MemoryTable
+from memtui.tui.widgets.memory_table import MemoryTable
 
 HelpRow = tuple[str, str, str]  # keys, what they do, binding id
 HelpSection = tuple[str, list[HelpRow]]

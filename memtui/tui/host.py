@@ -16,7 +16,7 @@ from textual.screen import Screen
 
 from memtui.model import Memory
 from memtui.service import History, Service
-from memtui.stores.backups import Backup
+from memtui.stores.file.backups import Backup
 from memtui.stores.ledger import Transaction
 from memtui.stores.protocol import MemoryStore
 from memtui.tui.bindings import PaletteCommand

@@ -7,7 +7,7 @@ from textual.message import Message
 from memtui.engine.plan import Plan
 from memtui.model import Memory
 from memtui.service import History, Lineage
-from memtui.stores.backups import Backup
+from memtui.stores.file.backups import Backup
 from memtui.stores.ledger import Transaction
 from memtui.stores.protocol import MemoryStore
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memtui.errors import MemtuiError
-from memtui.stores.backups import DEFAULT_KEEP
+from memtui.stores.file.backups import DEFAULT_KEEP
 from memtui.stores.postgres.limits import DEFAULT_LIMITS, PgLimits
 from memtui.stores.postgres.location import is_postgres_location
 

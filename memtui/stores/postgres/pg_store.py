@@ -29,7 +29,8 @@ from psycopg.types.json import Jsonb, set_json_dumps, set_json_loads
 from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormatError
 from memtui.gcpause import gc_paused
 from memtui.model import Memory, Status
-from memtui.stores.backups import DEFAULT_KEEP, Backup
+from memtui.stores.file.backups import DEFAULT_KEEP, Backup
+from memtui.stores.file.store import Change
 from memtui.stores.ledger import ChangeImage, LedgerViews, Transaction, undo_target
 from memtui.stores.postgres import copies, reading, rows, schema
 from memtui.stores.postgres.limits import DEFAULT_LIMITS, PgLimits, seconds
@@ -37,7 +38,6 @@ from memtui.stores.postgres.location import PgLocation, PgPath
 from memtui.stores.postgres.rows import COLUMNS, Row, Side
 from memtui.stores.postgres.shape import Shape
 from memtui.stores.progress import CommitProgress, Stage
-from memtui.stores.store import Change
 from memtui.textsafe import one_line
 from memtui.traits import FormatTraits
 

@@ -1,0 +1,256 @@
+"""memtui's own store: a TinyDB database file with tables `memories`, `journal` and `meta`.
+
+The file is plain TinyDB JSON (TinyDB opens it), but memtui reads and writes it whole: one
+commit is one atomic rewrite, never TinyDB's one rewrite per document. The ledger (journal)
+lives in the same file, so a commit and its ledger entry land together.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memtui.errors import StoreFormatError
+from memtui.jsonout import dumps
+from memtui.model import Memory, Source, Status
+from memtui.stores.formats.document import Document, FormatDefaults
+from memtui.stores.formats.fields import (
+    MAX_CONTENT_CHARS,
+    NUMBERS,
+    OPT_BOOL,
+    OPT_DICT,
+    OPT_INT,
+    OPT_LIST,
+    OPT_NUM,
+    OPT_STR,
+    EntryReader,
+    json_type_name,
+)
+from memtui.stores.formats.pi_json import PiJsonError, read_checked
+from memtui.times import format_iso, parse_iso
+from memtui.traits import OWN_IDS, FormatTraits
+
+SCHEMA_VERSION = 1
+TABLES = ("memories", "journal", "meta")
+_STATUSES = frozenset(s.value for s in Status)
+_SOURCES = frozenset(s.value for s in Source)
+
+
+def is_native(value: Any) -> bool:
+    if not isinstance(value, dict) or not isinstance(value.get("meta"), dict):
+        return False
+    return any(isinstance(doc, dict) and "memtui_schema" in doc for doc in value["meta"].values())
+
+
+def new_meta(now: datetime, **fields: Any) -> dict[str, Any]:
+    return {"memtui_schema": SCHEMA_VERSION, "created_at": format_iso(now), **fields}
+
+
+class NativeFormat(FormatDefaults):
+    name = "native"
+    traits = FormatTraits(ids=OWN_IDS, export_as="native", ledger_in_store=True)
+    file_mode = 0o600
+
+    def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
+        return self.parse(value, path) if is_native(value) else None
+
+    def recognise_text(self, data: bytes, path: Path) -> Document | None:
+        """A store holding a lone surrogate (imported from pi), which orjson does not read."""
+        try:
+            value = read_checked(data)
+        except PiJsonError:
+            return None
+        return self.recognise(value, data, path)
+
+    def parse(self, value: Any, path: Path) -> Document:
+        meta_key, meta = next(
+            (k, d) for k, d in value["meta"].items() if isinstance(d, dict) and "memtui_schema" in d
+        )
+        schema = meta.get("memtui_schema")
+        if schema != SCHEMA_VERSION:
+            raise StoreFormatError(
+                f"{path}: native schema version {schema!r} is not one this memtui reads "
+                f"(it reads {SCHEMA_VERSION}); upgrade memtui"
+            )
+        table = value.get("memories", {})
+        journal = value.get("journal", {})
+        for name, t in (("memories", table), ("journal", journal)):
+            if not isinstance(t, dict):
+                raise StoreFormatError(
+                    f"{path}: table {name!r} must be an object, got {json_type_name(t)}"
+                )
+        memories: dict[str, Memory] = {}
+        raws: dict[str, dict[str, Any]] = {}
+        for doc_id, record in table.items():
+            memory = _read(record, path, doc_id)
+            if memory.id in memories:
+                raise StoreFormatError(f"{path}: memories[{doc_id}] repeats the id {memory.id!r}")
+            memories[memory.id] = memory
+            raws[memory.id] = record
+        # damaged entries too: the store reports them (and writes nothing) until repaired
+        transactions = list(journal.values())
+        # what memtui does not own (other tables, other meta documents, the table order) is
+        # written back as it was
+        header = {
+            "meta": meta,
+            "journal": transactions,
+            "meta_key": meta_key,
+            "meta_table": value["meta"],
+            "tables": {k: (None if k in TABLES else v) for k, v in value.items()},
+        }
+        return Document(memories, raws, header)
+
+    def decode(self, raw: dict[str, Any], path: Path) -> Memory:
+        return _read(raw, path, "")
+
+    def encode(self, memory: Memory, base: dict[str, Any] | None) -> dict[str, Any] | None:
+        return _compact(memory.to_dict())
+
+    def render(self, doc: Document, now: datetime | None) -> bytes:
+        header = doc.header
+        meta_table = dict(header.get("meta_table") or {})
+        meta_table[header.get("meta_key", "1")] = header["meta"]
+        ours = {
+            "memories": {str(n): doc.raws[i] for n, i in enumerate(doc.memories, start=1)},
+            "journal": {str(n): tx for n, tx in enumerate(header["journal"], start=1)},
+            "meta": meta_table,
+        }
+        tables = dict(header.get("tables") or {})
+        tables.update(ours)  # in the file's table order; ours where they were (or at the end)
+        return dumps(tables)
+
+    def successor(self, raw: dict[str, Any], current: dict[str, Any] | None) -> dict[str, Any]:
+        """The record to write over `current` (this format keeps no version counter)."""
+        return raw
+
+    def record_image(self, image: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any] | None:
+        """The record to keep in the ledger beside an entry's image: only when re-encoding the
+        image would not give the file's record back (out-of-range values, unknown keys), so
+        undo restores the record as it was and the journal stays small."""
+        return None if _compact(image) == raw else raw
+
+    def export_header(self, source: dict[str, Any] | None, now: datetime) -> dict[str, Any]:
+        """A native source's header (its journal with it), else a new store's meta."""
+        return dict(source) if source is not None else {"meta": new_meta(now), "journal": []}
+
+
+def _compact(record: dict[str, Any]) -> dict[str, Any]:
+    """A record without the fields at their defaults: a smaller file that loads faster."""
+    return {k: v for k, v in record.items() if not (v is None or v is False or v == [] or v == {})}
+
+
+def _read(record: Any, path: Path, doc_id: str) -> Memory:
+    try:
+        return _build(record)
+    except (TypeError, ValueError, OverflowError, KeyError, AttributeError):
+        return _decode(EntryReader(path, f"memories[{doc_id}]", record))
+
+
+_SOURCE_OF = {s.value: s for s in Source}  # a dict look-up costs a fifth of an Enum call
+_STATUS_OF = {s.value: s for s in Status}
+
+
+def _build(rec: dict[str, Any]) -> Memory:
+    """The fast path for well-formed records; anything unexpected raises and `_decode` then
+    reads the record field by field and names the problem."""
+    get = rec.get
+    ident, content = rec["id"], rec["content"]
+    category, importance, user, by = (
+        get("category"),
+        get("importance"),
+        get("user_id"),
+        get("superseded_by"),
+    )
+    accesses, evidence, version = get("access_count"), get("evidence_count"), get("version")
+    tags, paths, supersedes = get("tags"), get("paths"), get("supersedes")
+    embedding, extra, tenured = get("embedding"), get("extra"), get("tenured")
+    if not (
+        type(ident) is str
+        and ident
+        and type(content) is str
+        and len(content) <= MAX_CONTENT_CHARS
+        and type(category) in OPT_STR
+        and type(importance) in OPT_NUM
+        and type(user) in OPT_STR
+        and type(by) in OPT_STR
+        and type(accesses) in OPT_INT
+        and type(evidence) in OPT_INT
+        and type(version) in OPT_INT
+        and type(tenured) in OPT_BOOL
+        and type(extra) in OPT_DICT
+        and type(tags) in OPT_LIST
+        and type(paths) in OPT_LIST
+        and type(supersedes) in OPT_LIST
+        and (not tags or all(type(t) is str for t in tags))
+        and (not paths or all(type(p) is str for p in paths))
+        and (not supersedes or all(type(i) is str for i in supersedes))
+        and (embedding is None or all(type(x) in NUMBERS for x in embedding))
+    ):
+        raise ValueError("wrong type")
+    accessed, decayed = get("last_accessed_at"), get("last_decayed_at")
+    accessed_at = parse_iso(accessed)
+    return Memory(
+        id=ident,
+        content=content,
+        category=category or "fact",
+        importance=0.8 if importance is None else min(1.0, max(0.0, float(importance))),
+        source=_SOURCE_OF[get("source") or "auto"],
+        tags=tuple(tags) if tags else (),
+        paths=tuple(paths) if paths else (),
+        created_at=parse_iso(get("created_at")),
+        last_accessed_at=accessed_at,
+        last_decayed_at=accessed_at if decayed == accessed else parse_iso(decayed),
+        updated_at=parse_iso(get("updated_at")),
+        access_count=max(0, accesses or 0),
+        evidence_count=evidence,
+        tenured=bool(tenured),
+        user_id=user,
+        status=_STATUS_OF[get("status") or "active"],
+        supersedes=tuple(supersedes) if supersedes else (),
+        superseded_by=by,
+        superseded_at=parse_iso(get("superseded_at")),
+        embedding=tuple(float(x) for x in embedding) if embedding is not None else None,
+        version=version,
+        extra=extra or {},
+    )
+
+
+def _decode(r: EntryReader) -> Memory:
+    rec = r.record
+    ident = r.opt_str("id")
+    if not ident:
+        r.fail("has no 'id'")
+    status = r.opt_str("status") or "active"
+    if status not in _STATUSES:
+        r.fail(f"has an unknown status {status!r}")
+    source = r.opt_str("source") or "auto"
+    if source not in _SOURCES:
+        r.fail(f"has an unknown source {source!r}")
+    extra = rec.get("extra") or {}
+    if not isinstance(extra, dict):
+        r.wrong("extra", "an object")
+    return Memory(
+        id=ident,
+        content=r.content(),
+        category=r.opt_str("category") or "fact",
+        importance=min(1.0, max(0.0, r.number("importance", 0.8))),
+        source=Source(source),
+        tags=r.str_list("tags"),
+        paths=r.str_list("paths"),
+        created_at=r.iso_time("created_at"),
+        last_accessed_at=r.iso_time("last_accessed_at"),
+        last_decayed_at=r.iso_time("last_decayed_at"),
+        updated_at=r.iso_time("updated_at"),
+        access_count=max(0, r.opt_int("access_count") or 0),
+        evidence_count=r.opt_int("evidence_count"),
+        tenured=r.flag("tenured"),
+        user_id=r.opt_str("user_id"),
+        status=Status(status),
+        supersedes=r.id_list("supersedes"),
+        superseded_by=r.opt_str("superseded_by"),
+        superseded_at=r.iso_time("superseded_at"),
+        embedding=r.vector("embedding"),
+        version=r.opt_int("version"),
+        extra=extra,
+    )
