@@ -126,3 +126,33 @@ def test_every_cited_section_exists() -> None:
         if not found:
             missing.append(f"{doc} {section}")
     assert not missing, f"docstrings cite sections that do not exist: {missing}"
+
+
+_PACKAGE_DIRS = "engine|stores|service|tui|planfile|cli|demo"
+
+
+def _cited_modules(text: str) -> set[str]:
+    """The repository paths of the Python files a doc cites: `memtui/…py`, a path inside a
+    package (`stores/formats/pi.py`, read under memtui/), and `tests/`, `bench/`, `scripts/`
+    files."""
+    cited = set(re.findall(r"(?<![\w/.])((?:memtui|tests|bench|scripts)/[\w/]+\.py)\b", text))
+    cited |= {
+        f"memtui/{path}"
+        for path in re.findall(rf"(?<![\w/.])((?:{_PACKAGE_DIRS})/[\w/]+\.py)\b", text)
+    }
+    return cited
+
+
+def test_the_module_paths_read_as_repository_paths() -> None:
+    text = "`memtui/traits.py`, `stores/formats/pi.py`, `tests/test_x.py`, `x/engine/y.py`, `a.py`"
+    assert _cited_modules(text) == {
+        "memtui/traits.py",
+        "memtui/stores/formats/pi.py",
+        "tests/test_x.py",
+    }
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_module_cited_exists(doc: Path) -> None:
+    missing = sorted(path for path in _cited_modules(doc.read_text()) if not (ROOT / path).exists())
+    assert not missing, f"{doc.relative_to(ROOT)} cites files that do not exist: {missing}"
