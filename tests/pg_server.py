@@ -112,8 +112,10 @@ def _as_postgres(cmd: list[str]) -> list[str]:
 
 
 @contextmanager
-def running_server() -> Iterator[PgServer]:
-    """Start a server in a temporary folder; stop it and remove the folder afterwards."""
+def running_server(*, remove_later: bool = False) -> Iterator[PgServer]:
+    """Start a server in a temporary folder; stop it and remove the folder afterwards
+    (`remove_later`: by a process of its own, so the session does not wait for thousands of
+    files of its databases to go)."""
     initdb, pg_ctl = find_bin("initdb"), find_bin("pg_ctl")
     assert initdb is not None and pg_ctl is not None
     folder = Path(tempfile.mkdtemp(prefix="memtui-pg-"))
@@ -159,7 +161,15 @@ def running_server() -> Iterator[PgServer]:
                 check=False,
             )
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if remove_later:
+            subprocess.Popen(
+                ["rm", "-rf", "--", str(folder)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 # -- pytest fixtures (test modules import them) ------------------------------------------------
@@ -173,7 +183,7 @@ def pg_server() -> Iterator[PgServer]:
             "no PostgreSQL server binaries (initdb, pg_ctl): install Debian's `postgresql` "
             "package to run the PostgreSQL store tests (.ci/run does)"
         )
-    with running_server() as server:
+    with running_server(remove_later=True) as server:
         yield server
 
 
