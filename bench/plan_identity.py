@@ -15,6 +15,7 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from memtui.demo.generate import make_demo_memories
 from memtui.engine.planner import make_plan, plan_each_user
@@ -25,7 +26,7 @@ NOW = datetime(2026, 12, 1, tzinfo=UTC)
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 
 
-def _stores() -> list[tuple[str, list, str]]:
+def _stores() -> list[tuple[str, list, str, Any]]:
     out = []
     for path in sorted(FIXTURES.rglob("*")):
         if path.suffix not in (".json", ".jsonl") or not path.is_file():
@@ -35,24 +36,29 @@ def _stores() -> list[tuple[str, list, str]]:
             memories = store.memories()
         except Exception:  # not a store (a report, a label file): skipped
             continue
-        out.append((str(path.relative_to(FIXTURES)), memories, store.format_name))
+        out.append((str(path.relative_to(FIXTURES)), memories, store.format_name, store))
     for n, users in ((400, 7), (3000, 12), (6000, 40)):
-        out.append((f"generated-{n}-seed{users}", make_demo_memories(n, users, NOW), "native"))
+        out.append(
+            (f"generated-{n}-seed{users}", make_demo_memories(n, users, NOW), "native", None)
+        )
     # the bench's store: users taking turns, every step's actions interleaved across users
     mixed = make_demo_memories(8000, 11, NOW)
     names = [f"user-{n:03d}" for n in range(20)]
     mixed = [m.with_(user_id=names[i % 20]) for i, m in enumerate(mixed)]
-    out.append(("generated-8000-20-users-in-turn", mixed, "native"))
+    out.append(("generated-8000-20-users-in-turn", mixed, "native", None))
     return out
 
 
 def main() -> None:
     planner = plan_each_user if "--by-user" in sys.argv[1:] else make_plan
     count = 0
-    for name, memories, store_format in _stores():
+    for name, memories, store_format, store in _stores():
+        # the id style the service plans a store with (older code: its format's name)
+        traits = getattr(store, "traits", None)
+        ids = {} if traits is None else {"ids": traits.ids}
         for profile in PROFILE_NAMES:
             plan = planner(
-                memories, get_profile(profile), NOW, store=name, store_format=store_format
+                memories, get_profile(profile), NOW, store=name, store_format=store_format, **ids
             )
             text = json.dumps(plan.to_dict(), sort_keys=True, ensure_ascii=False)
             digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
