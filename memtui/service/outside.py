@@ -99,7 +99,8 @@ class Outside(Part):
         self, store: MemoryStore, ids: Sequence[str] = (), *, since: datetime | None = None
     ) -> Transaction:
         """Bring back what the agent removed or rewrote — the entries `ids` (each as it was
-        before the agent's last change to it), or every entry it removed or rewrote since
+        before the agent first changed it since you last looked, as `changes` shows it; one it
+        did not change since, as before its last change), or every entry it removed or rewrote since
         `since` (as before the first) — as one undoable transaction."""
         record = self.record(store)
         record.catch_up(store, self.shared.now())
@@ -114,7 +115,20 @@ class Outside(Part):
                     f"{since.isoformat()}; nothing was written"
                 )
         else:
-            wanted = [self._last_change(store, events, ident) for ident in dict.fromkeys(ids)]
+            # as `memtui outside` and the TUI show it: before the agent's first change since
+            # you last looked; an entry it did not change since then, before its last change
+            seen = record.seen()
+            recent = {
+                c.id: c
+                for c in net_changes(
+                    e for e in events if seen is None or e.id > seen.looked_event
+                )
+                if c.before is not None
+            }
+            wanted = [
+                recent.get(ident) or self._last_change(store, events, ident)
+                for ident in dict.fromkeys(ids)
+            ]
         return self.restore_changes(store, wanted)
 
     def restore_changes(self, store: MemoryStore, wanted: Sequence[OutsideChange]) -> Transaction:

@@ -7,7 +7,9 @@ The order, and why a crash at any instant leaves the folder exactly before or af
 2. every file the change touches is checked to still be what memtui read (else `Overtaken`);
 3. the intent (`<sidecar>/folder-intent.json`: temp name, target, the hashes before and after,
    files to remove) is written atomically: from here on the change is decided;
-4. the temps are renamed over their files, removed files unlinked, folders fsynced;
+4. the temps are renamed over their files, removed files unlinked, folders fsynced — a file
+   that is neither before nor after by then (an agent wrote it after a crash) is left as the
+   agent wrote it, memtui's version set aside in the sidecar;
 5. the intent is removed.
 `recover` (run on open and before every write) finishes a decided change whose writer died
 (steps 4–5 again; each is idempotent) and removes temps no intent names (a change that died
@@ -152,7 +154,15 @@ def commit(
                 raise Overtaken(name)
         intent = {
             "pid": os.getpid(),
-            "writes": [{"name": n, "temp": temps[n].name, "sha": _sha(writes[n])} for n in writes],
+            "writes": [
+                {
+                    "name": n,
+                    "temp": temps[n].name,
+                    "sha": _sha(writes[n]),
+                    "was": _sha(before.get(n)),
+                }
+                for n in writes
+            ],
             "removes": [{"name": n, "sha": _sha(before[n])} for n in removes],
         }
         sidecar.mkdir(parents=True, exist_ok=True)
@@ -164,7 +174,7 @@ def commit(
             with contextlib.suppress(OSError):
                 os.unlink(temp)
         raise
-    _apply(folder, intent)
+    _apply(folder, intent, sidecar)
     os.unlink(sidecar / INTENT)
     fsync_dir(sidecar)
 
@@ -188,9 +198,12 @@ def _write_temp(target: Path, data: bytes, mode: int) -> Path:
     return temp
 
 
-def _apply(folder: Path, intent: dict[str, object]) -> None:
-    """Steps 4 of a decided change; each step can run again after a crash."""
+def _apply(folder: Path, intent: dict[str, object], sidecar: Path | None = None) -> list[str]:
+    """Steps 4 of a decided change; each step can run again after a crash. A file someone
+    rewrote since the change was decided stays as they wrote it (memtui's version is kept in
+    the sidecar, `sidecar`, else beside it): the names of those files."""
     touched: set[Path] = {folder}
+    kept: list[str] = []
     writes = intent.get("writes", [])
     removes = intent.get("removes", [])
     assert isinstance(writes, list) and isinstance(removes, list)
@@ -198,7 +211,13 @@ def _apply(folder: Path, intent: dict[str, object]) -> None:
         target = folder / str(w["name"])
         temp = target.with_name(str(w["temp"]))
         if temp.exists():
-            os.replace(temp, target)
+            now = _sha(_current(target))
+            if "was" not in w or now in (w["was"], w["sha"]):
+                os.replace(temp, target)
+            else:
+                place = (sidecar or temp.parent) / f"not-written-{temp.name.lstrip('.')}"
+                os.replace(temp, place)
+                kept.append(str(w["name"]))
         touched.add(target.parent)
     for r in removes:
         target = folder / str(r["name"])
@@ -209,6 +228,7 @@ def _apply(folder: Path, intent: dict[str, object]) -> None:
         touched.add(target.parent)
     for place in touched:
         fsync_dir(place)
+    return kept
 
 
 def recover(folder: Path, sidecar: Path) -> str | None:
@@ -230,11 +250,16 @@ def recover(folder: Path, sidecar: Path) -> str | None:
         if isinstance(pid, int) and pid != os.getpid() and _alive(pid):
             live = {str(w.get("temp")) for w in intent.get("writes", [])}
         else:
-            _apply(folder, intent)
+            kept = _apply(folder, intent, sidecar)
             os.unlink(intent_path)
             fsync_dir(sidecar)
             n = len(intent.get("writes", [])) + len(intent.get("removes", []))
             done = f"{folder}: finished a change to {n} files that an interrupted memtui decided"
+            if kept:
+                done += (
+                    f"; {', '.join(kept)} changed since, and stay as changed (memtui's version "
+                    f"is in {sidecar}, not-written-*)"
+                )
     for dirpath, _dirs, files in os.walk(folder):
         for name in files:
             if _TEMP_MARK in name and name not in live:
