@@ -206,3 +206,20 @@ def test_history_records_what_the_agent_changed_before_it_lists(
     _pi_agent(path, lambda ms: ms.pop(0))
     history = cli("history", path)
     assert "agent outside   1 entry     the agent added 0, changed 0, removed 1" in history.out
+
+
+def test_restore_outside_brings_back_what_outside_showed_as_before(
+    fixture_copy: Callable[[str], Path], cli: Cli
+) -> None:
+    # the agent rewrites one entry twice, memtui recording each (two events): the restore
+    # gives back the entry as `outside` shows it, from before the first rewrite
+    path = fixture_copy("example-store.json")
+    original = json.loads(path.read_text(encoding="utf-8"))["memories"][0]
+    cli("stats", path)
+    _pi_agent(path, lambda ms: ms[0].update(content="agent rewrote this"))
+    assert f"  before: {original['content']}" in cli("outside", path).out
+    _pi_agent(path, lambda ms: ms[0].update(content="second rewrite"))
+    assert f"  before: {original['content']}" in cli("outside", path).out
+    assert cli("restore", path, "--outside", original["id"]).code == 0
+    [entry] = [m for m in json.loads(path.read_text())["memories"] if m["id"] == original["id"]]
+    assert entry["content"] == original["content"]
