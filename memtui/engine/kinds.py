@@ -46,6 +46,8 @@ class ActionKind:
     """How an expiry's review text says what happens to the entry."""
     seals_kept: bool = False
     """Which member's wording it keeps is its choice: that wording is sealed in a plan file."""
+    capped: bool = False
+    """It groups entries into one: no more of them than the profile's cap (`cluster_max`)."""
     subject: Subject = "entry"
 
 
@@ -68,8 +70,9 @@ ACTION_KINDS: dict[str, ActionKind] = {
             bulk="absorb",
             seals_kept=True,
             subject="kept",
+            capped=True,
         ),
-        ActionKind("merge", combines=True, creates=True, retires=True, subject="kept"),
+        ActionKind("merge", combines=True, creates=True, retires=True, subject="kept", capped=True),
         ActionKind("conflict", combines=True, subject="pair"),
         ActionKind("supersede", combines=True, subject="pair"),
         ActionKind("insight", combines=True, creates=True),

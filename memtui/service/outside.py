@@ -120,9 +120,7 @@ class Outside(Part):
             seen = record.seen()
             recent = {
                 c.id: c
-                for c in net_changes(
-                    e for e in events if seen is None or e.id > seen.looked_event
-                )
+                for c in net_changes(e for e in events if seen is None or e.id > seen.looked_event)
                 if c.before is not None
             }
             wanted = [

@@ -19,6 +19,7 @@ from memtui.engine.embedded import (
     Embeddings,
 )
 from memtui.engine.ids import IdMaker, TakenIds
+from memtui.engine.kinds import kind_of
 from memtui.engine.lexical import Vector
 from memtui.engine.merging import absorb_entries
 from memtui.engine.plan import Action
@@ -86,7 +87,7 @@ class Builder:
     ) -> Action:
         """`order`: where the rule's own order puts this action among the step's actions of
         every user (the step's index comes first)."""
-        if kind in ("merge", "absorb") and len(before_ids) > self.cap:
+        if kind_of(kind).capped and len(before_ids) > self.cap:
             raise MemtuiError(
                 f"a {kind} of {len(before_ids)} entries is over the profile's cap of {self.cap}"
             )

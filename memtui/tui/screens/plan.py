@@ -29,7 +29,7 @@ from textual.widgets import (
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
-from memtui.engine.kinds import KINDS
+from memtui.engine.kinds import KINDS, kind_of
 from memtui.engine.plan import Action, Plan, closure
 from memtui.engine.planner import Cancelled
 from memtui.engine.profiles import PROFILE_NAMES, Profile
@@ -325,7 +325,7 @@ class PlanScreen(GuardedHandlers, Screen[None]):
             self._kind_nodes[kind] = node
             self._shown[kind] = 0
             # big groups (decay on a large store) fill in when opened, a chunk at a time
-            if len(actions) <= OPEN_AT_FIRST and kind != "decay":
+            if len(actions) <= OPEN_AT_FIRST and not kind_of(kind).decays:
                 self._fill(kind)
                 node.expand()
         self._relabel_kinds()
