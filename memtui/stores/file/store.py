@@ -583,7 +583,9 @@ class Store(LedgerViews, LedgerAudit):
             shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
             raise ConflictError(
                 f"{self.path}: changed since memtui read it; {len(stale)} of the entries this "
-                f"change touches differ ({shown}); nothing was written — reload and try again"
+                f"change touches differ ({shown}); nothing was written — read the store again "
+                "(ctrl+r in the TUI; `memtui outside STORE` lists what the agent changed) and "
+                "try again"
             )
         checking.end()
 

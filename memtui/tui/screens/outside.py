@@ -247,7 +247,8 @@ def _confirm_restore(screen: Screen[Any], service: Service, chosen: list[Outside
     body = Text("Bring back ")
     body.append(f"{len(chosen)} entr{'y' if len(chosen) == 1 else 'ies'}", style="bold")
     body.append(
-        " as they were before the agent changed them: "
+        f" as {'it was' if len(chosen) == 1 else 'they were'} before the agent changed "
+        f"{'it' if len(chosen) == 1 else 'them'}: "
         + ", ".join(one_line(c.id) for c in chosen[:5])
         + (" …" if len(chosen) > 5 else "")
         + ". One transaction, kept in the ledger, with a backup; it can be undone."

@@ -45,7 +45,7 @@ from memtui.tui.messages import PlanFileDone
 from memtui.tui.widgets.diff import record_change
 from memtui.tui.widgets.lists import MemtuiTree
 from memtui.tui.widgets.provenance_view import action_wording
-from memtui.views import action_subject, entry_count, shorten
+from memtui.views import action_subject, counted, entry_count, shorten
 
 NO_MODEL = "The model pass is off: set [llm] url and model in the config file to use it."
 CHUNK = 100  # actions added to the tree at a time
@@ -484,9 +484,8 @@ class PlanScreen(GuardedHandlers, Screen[None]):
 
         def note(tx: Transaction) -> str:
             after = sum(1 for m in self.store.memories() if m.visible)
-            return (
-                f"Applied {len(chosen)} actions (transaction {tx.id}): {before} entries → {after}."
-            )
+            applied = counted(len(chosen), "action")
+            return f"Applied {applied} (transaction {tx.id}): {before} entries → {after}."
 
         host(self).confirm_commit(
             "Apply the plan?",
