@@ -86,6 +86,11 @@ async def test_the_screen_lists_the_agents_changes_and_restores_the_marked_ones(
         assert "Bring back 2 entries" in app.screen.body.plain
         await pilot.press("y")
         await settled(pilot, before)
+        await pilot.pause()
+        # the list stays, each restored change saying it is back
+        rows = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert sum("brought back" in r for r in rows) == 2, rows
+        assert not any("brought back" in r for r in rows if original[2]["id"] in r)
     back = json.loads(path.read_text(encoding="utf-8"))["memories"]
     assert back[:2] == original[:2]
     assert back[2]["content"] == "the agent's rewrite"

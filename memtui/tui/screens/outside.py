@@ -109,9 +109,11 @@ def request_event_restore(screen: Screen[Any], service: Service, event: Transact
     _confirm_restore(screen, service, chosen)
 
 
-def change_label(c: OutsideChange, marked: bool) -> Text:
+def change_label(c: OutsideChange, marked: bool, back: bool = False) -> Text:
     label = Text("● " if marked else "  ", style="bold")
     label.append(f"{c.kind:<8}", style=_STYLE[c.kind])
+    if back:
+        label.append("brought back  ", style="dim")
     label.append(f"{shorten(one_line(c.id), 22):<23}", style="bold")
     image = c.after if c.after is not None else c.before
     label.append(shorten(one_line(str((image or {}).get("content", ""))), 60))
@@ -183,7 +185,8 @@ class OutsideScreen(GuardedHandlers, Screen[None]):
         keep = options.highlighted
         options.clear_options()
         for c in self.changes:
-            options.add_option(Option(change_label(c, c.id in self.marked), id=c.id))
+            label = change_label(c, c.id in self.marked, self._back(c))
+            options.add_option(Option(label, id=c.id))
         title = Text()
         if self.showing_all:
             title.append(f"every change the agent made: {len(self.changes)}", style="bold")
@@ -199,6 +202,11 @@ class OutsideScreen(GuardedHandlers, Screen[None]):
         elif options.option_count:
             options.highlighted = min(keep or 0, options.option_count - 1)
         options.focus()
+
+    def _back(self, c: OutsideChange) -> bool:
+        """Whether the store holds the entry as it was before this change (restored)."""
+        before = c.before_memory()
+        return before is not None and self.store.find(c.id) == self.store.visible(before)
 
     @on(OptionList.OptionHighlighted, "#list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
