@@ -113,3 +113,20 @@ def test_an_entry_with_a_fenced_section_sign_is_refused_in_the_folder(
     [line] = result.err.strip().splitlines()
     assert "a line with only § (Hermes' delimiter)" in line and "nothing was written" in line
     assert tree(folder) == before
+
+
+def test_the_hermes_folder_demo_opens_both_files_as_one_store(tmp_path: Path, cli: Cli) -> None:
+    folder = tmp_path / "memories"
+    made = cli("demo", "--format", "hermes-folder", "--no-tui", "--out", folder)
+    assert made.code == 0, made.err
+    assert f"demo store: {folder} (14 entries, hermes-folder format" in made.out
+    stats = cli("stats", folder)
+    assert "users       memory 10, user 4" in stats.out
+    before = tree(folder)
+    plan = tmp_path / "plan.json"
+    assert cli("plan", folder, "--out", plan).code == 0
+    applied = cli("apply", folder, plan, "--yes")
+    assert applied.code == 0, applied.err
+    assert len(open_store(str(folder)).memories()) == 13
+    assert cli("undo", folder).code == 0
+    assert tree(folder) == before
