@@ -71,7 +71,10 @@ def test_a_change_past_the_cap_is_a_note_with_the_numbers(folder: Path) -> None:
     assert store.plan_notes([Change(memory, memory.with_(content="short"))]) == []
 
 
-def test_a_plan_on_a_file_over_its_cap_says_how_far_over(tmp_path: Path, cli: Cli) -> None:
+@pytest.mark.parametrize("opened", ["memories", "memories/MEMORY.md"])
+def test_a_plan_on_a_file_over_its_cap_says_how_far_over(
+    opened: str, tmp_path: Path, cli: Cli
+) -> None:
     folder = tmp_path / "memories"
     folder.mkdir()
     twin = "The staging database is reset every Monday at 03:00 UTC; keep no fixtures there."
@@ -84,7 +87,7 @@ def test_a_plan_on_a_file_over_its_cap_says_how_far_over(tmp_path: Path, cli: Cl
     (folder / "USER.md").write_text("Prefers short answers.", encoding="utf-8")
     chars = len(DELIMITER.join(entries))
     assert chars > 2200
-    result = cli("plan", folder)
+    result = cli("plan", tmp_path / opened)
     assert result.code == 0, result.err
     [note] = [line for line in result.out.splitlines() if line.startswith("MEMORY.md after")]
     assert "of 2,200 characters, past Hermes' cap by" in note
