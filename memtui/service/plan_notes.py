@@ -25,7 +25,7 @@ def profile_for(profile: Profile, traits: FormatTraits) -> Profile:
 
 def plan_notes(store: MemoryStore, plan: Plan) -> list[str]:
     """The store's notes on its state after the plan's default-approved actions."""
-    if not isinstance(store, FileStore):
+    if not store.traits.plan_notes or not isinstance(store, FileStore):
         return []
     approved = plan.default_approved()
     if not approved:

@@ -94,6 +94,7 @@ class ClaudeFormat(FormatDefaults):
         has_users=False,
         lineage_in_store=False,
         holds_importance=False,
+        plan_notes=True,
     )
 
     def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:

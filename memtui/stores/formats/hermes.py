@@ -63,6 +63,7 @@ class HermesFormat(FormatDefaults):
         has_users=False,
         lineage_in_store=False,
         holds_importance=False,
+        plan_notes=True,
     )
     file_mode = 0o600
 

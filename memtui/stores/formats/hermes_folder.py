@@ -56,6 +56,7 @@ class HermesFolderFormat(hermes_format.HermesFormat):
         ids=IdStyle("n", "none", 8),
         lineage_in_store=False,
         holds_importance=False,
+        plan_notes=True,
     )
 
     def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
