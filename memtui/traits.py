@@ -83,6 +83,12 @@ class FormatTraits:
     folds_across_users: bool = False
     """Whether the agent's own dedupe folds identical content whoever it belongs to (pi)."""
     hand: HandRules = HandRules()
+    holds_importance: bool = True
+    """Whether an entry's importance is written into the store (else decay would change
+    nothing there, so plans propose none)."""
+    plan_notes: bool = False
+    """Whether the agent limits what the store holds in ways a plan should say before it is
+    applied (Claude Code's loaded index, Hermes' caps): the format's `plan_notes`."""
     ledger_in_store: bool = False
     """Whether the ledger lives in the store itself (native) rather than beside it."""
     copies_table: bool = False

@@ -66,12 +66,16 @@ def cmd_demo(args: argparse.Namespace, svc: Service) -> int:
     if args.size is not None and not 1 <= args.size <= DEMO_MAX_SIZE:
         raise UsageError(f"--size must be between 1 and {DEMO_MAX_SIZE}")
     path = Path(args.out).expanduser() if args.out else None
-    if args.format == "hermes":
+    if args.format in ("hermes", "hermes-folder"):
         if args.size is not None or args.seed is not None:
             raise UsageError("--size and --seed make the native demo; the Hermes demo is fixed")
-        store = svc.stores.hermes_demo(path, fresh=args.fresh)
+        whole = args.format == "hermes-folder"
+        store = svc.stores.hermes_demo(path, fresh=args.fresh, whole=whole)
         print(
-            f"demo store: {store.path} ({len(store)} entries, hermes format; "
+            f"demo store: {store.path} ({len(store)} entries, hermes-folder format: MEMORY.md "
+            "and USER.md as users memory and user)"
+            if whole
+            else f"demo store: {store.path} ({len(store)} entries, hermes format; "
             f"USER.md beside it: memtui {store.path.with_name('USER.md')})"
         )
     elif args.format == "claude-code":
@@ -490,9 +494,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="PATH", help="where to write it (default: see `memtui locate`)")
     p.add_argument(
         "--format",
-        choices=("native", "hermes", "claude-code"),
+        choices=("native", "hermes", "hermes-folder", "claude-code"),
         default="native",
         help="native (default); hermes: Hermes Agent's MEMORY.md and USER.md in the folder PATH; "
+        "hermes-folder: the same folder opened as one store; "
         "claude-code: a Claude Code memory folder PATH",
     )
     p.add_argument("--size", type=int, metavar="N", help=f"entries (default {DEFAULT_DEMO_SIZE})")

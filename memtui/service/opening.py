@@ -130,9 +130,12 @@ class Stores(Part):
         self.shared.opened.append(store)
         return store
 
-    def hermes_demo(self, folder: Path | None = None, *, fresh: bool) -> MemoryStore:
+    def hermes_demo(
+        self, folder: Path | None = None, *, fresh: bool, whole: bool = False
+    ) -> MemoryStore:
         """The Hermes demo's MEMORY.md (USER.md beside it) in `folder` (default: memtui's data
-        folder), written when missing or asked; never over files memtui did not write there."""
+        folder), written when missing or asked; never over files memtui did not write there.
+        `whole`: the folder as one store (both files, users memory and user)."""
         default = locations.hermes_demo()
         folder = folder or default
         files = hermes_demo_files()
@@ -151,7 +154,7 @@ class Stores(Part):
                     old = FileStore.open(path, self.shared.settings.keep_backups)
                     old.keep_backup(read_bytes(path), now)
                 atomic_write(path, data, mode=0o600)
-        return self.open(folder / "MEMORY.md")
+        return self.open(folder if whole else folder / "MEMORY.md")
 
     def claude_demo(self, folder: Path | None = None, *, fresh: bool) -> MemoryStore:
         """The Claude Code demo memory folder (default: memtui's data folder), written when

@@ -19,6 +19,7 @@ from memtui.model import Memory, Status
 from memtui.planfile.checks import check_made_for
 from memtui.service.base import Part, embeddings_folder
 from memtui.service.parallel_plan import plan_in_parallel
+from memtui.service.plan_notes import plan_notes, profile_for
 from memtui.stores import Actor, Change, Transaction
 from memtui.stores.progress import CommitProgress
 from memtui.stores.protocol import MemoryStore
@@ -57,6 +58,7 @@ class Plans(Part):
         the caller's thread, and cached beside the store); without the embed extra the plan is
         lexical and `notices()` says once how to get it. `params["similarity"]` says which."""
         last_run = next((tx.at for tx in store.history() if tx.kind == "plan"), None)
+        profile = profile_for(profile, store.traits)
         memories = store.memories()
         when = now or self.shared.now()
         check_not_before_entries(memories, when, "--now" if now else "the clock")
@@ -68,7 +70,7 @@ class Plans(Part):
                 f"memtui: embeddings apply to the memtui method; profile {profile.name} uses "
                 f"{profile.method} (try --profile default)"
             )
-        return plan_in_parallel(
+        plan = plan_in_parallel(
             memories,
             profile,
             when,
@@ -82,6 +84,8 @@ class Plans(Part):
             cancelled=cancelled,
             embeddings=vectors,
         )
+        plan.warnings += plan_notes(store, plan)
+        return plan
 
     def _embeddings(
         self,
@@ -136,7 +140,7 @@ class Plans(Part):
             llm_settings(self.shared.settings, url=request.url, model=request.model),
             FileCache(locations.data_dir() / "llm-cache"),
         )
-        return await improve_plan(
+        improved = await improve_plan(
             plan,
             store.memories(),
             profile,
@@ -147,6 +151,10 @@ class Plans(Part):
             insight_status=store.traits.insight_status,
             progress=progress,
         )
+        notes = set(plan_notes(store, plan))
+        improved.warnings = [w for w in improved.warnings if w not in notes]
+        improved.warnings += plan_notes(store, improved)
+        return improved
 
     def improve_plan(
         self, plan: Plan, store: MemoryStore, profile: Profile, request: LlmRequest

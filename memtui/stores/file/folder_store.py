@@ -60,6 +60,11 @@ class FolderStore(Store):
             changes = self._into_base_files(changes)
         return super().commit(changes, **kwargs)
 
+    def plan_notes(self, changes: Sequence[Change]) -> list[str]:
+        if self.merges_into_base:
+            changes = self._into_base_files(changes)
+        return super().plan_notes(changes)
+
     def _into_base_files(self, changes: Sequence[Change]) -> list[Change]:
         """A merge writes its entry into the base's file: the base's own frontmatter (unknown
         keys, comments) with the merged values spliced in, not a new file."""

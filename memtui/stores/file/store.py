@@ -20,6 +20,7 @@ from memtui import interrupts
 from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormatError
 from memtui.model import Memory, same_except
 from memtui.stores.detect import parse_store, with_layout
+from memtui.stores.file import preview
 from memtui.stores.file.backups import DEFAULT_KEEP, Backup, BackupShelf, is_packed, unpack
 from memtui.stores.file.files import (
     FileStamp,
@@ -151,6 +152,11 @@ class Store(LedgerViews, LedgerAudit):
         """What the format noticed about the store that is not wrong with memtui's own files
         (a Claude Code index line to no file), one line each; nothing is blocked by them."""
         return list(self._doc.header.get("findings", []))
+
+    def plan_notes(self, changes: Sequence[Change]) -> list[str]:
+        """What the format says of the store as `changes` would leave it (a plan's warnings:
+        a limit of the agent's it would pass); nothing is written."""
+        return self.format.plan_notes(self._doc, preview.after(self.format, self._doc, changes))
 
     def document(self) -> Document:
         """A copy of the parsed file (records in the store's own format included)."""

@@ -93,6 +93,8 @@ class ClaudeFormat(FormatDefaults):
         categories=frozenset({*TRAITS.categories, TRAITS.untyped_category}),
         has_users=False,
         lineage_in_store=False,
+        holds_importance=False,
+        plan_notes=True,
     )
 
     def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
@@ -188,6 +190,10 @@ class ClaudeFormat(FormatDefaults):
 
     def keeps(self, memory: Memory) -> bool:
         return memory.status is Status.ACTIVE
+
+    def plan_notes(self, before: Document, after: Document) -> list[str]:
+        index = render_index(after, check=False)
+        return [] if index is None else index_notes(before.header.get("index") or "", index)
 
     def new_id(self, doc: Document, now: datetime) -> str:
         while True:
@@ -446,10 +452,11 @@ def is_index(text: str) -> bool:
     return any(INDEX_LINE.match(line) for line in text.splitlines())
 
 
-def render_index(doc: Document) -> str | None:
+def render_index(doc: Document, *, check: bool = True) -> str | None:
     """MEMORY.md for `doc`: lines of removed memories dropped, lines of memories whose title
     or hook changed rewritten, lines for new memories appended; every other line as it was.
-    Raises MemtuiError (nothing written) when the result passes what Claude Code loads."""
+    Raises MemtuiError (nothing written) when the result passes what Claude Code loads
+    (unless not `check`)."""
     text: str | None = doc.header.get("index")
     listed: dict[str, list[str]] = doc.header.get("listed", {})
     if text is None and not doc.memories:
@@ -499,7 +506,8 @@ def render_index(doc: Document) -> str | None:
         earlier = _index_of(source)
         if earlier is not None and _same_index(earlier, new, text or "", doc):
             return earlier  # an undo: the index as it was, lines in their places
-    _check_index(text or "", new)
+    if check:
+        _check_index(text or "", new)
     return new
 
 
@@ -564,11 +572,41 @@ def index_overflow(text: str) -> list[str]:
     return [line.rstrip("\r\n") for line in lines[kept:]]
 
 
+def index_notes(old: str, new: str) -> list[str]:
+    """What a plan says of an index going from `old` to `new` when `new` is past what Claude
+    Code loads: how long it would be, which lines would fall off, whether applying is refused."""
+    over = index_overflow(new)
+    if not over:
+        return []
+    lines = new.count("\n") + (0 if new.endswith("\n") else 1)
+    size = len(new.encode("utf-8"))
+    shown = "; ".join(line.strip()[:60] for line in over[:3])
+    more = f" and {len(over) - 3} more" if len(over) > 3 else ""
+    refused = _refuses(old, new, over)
+    outcome = (
+        "applying it as proposed is refused (nothing written): approve fewer new memories or "
+        "merge some first"
+        if refused
+        else f"before this plan {len(index_overflow(old))} did (it makes the index no longer)"
+    )
+    return [
+        f"{INDEX} after this plan: {lines} lines ({size:,} bytes); Claude Code loads only the "
+        f"first {TRAITS.index_max_lines} lines or {TRAITS.index_max_bytes // 1000} KB, so "
+        f"{len(over)} would fall off ({shown}{more}); {outcome}"
+    ]
+
+
+def _refuses(old: str, new: str, over: list[str]) -> bool:
+    """Whether a write of `new` over `old` is refused: past the limit, unless it was past
+    already and does not grow."""
+    return bool(over) and not (len(index_overflow(old)) >= len(over) and len(new) <= len(old))
+
+
 def _check_index(old: str, new: str) -> None:
     """Refuse an index that would pass what Claude Code loads, unless it was past already
     and does not grow."""
     over = index_overflow(new)
-    if not over or (len(index_overflow(old)) >= len(over) and len(new) <= len(old)):
+    if not _refuses(old, new, over):
         return
     lines = new.count("\n") + (0 if new.endswith("\n") else 1)
     shown = "; ".join(line.strip()[:60] for line in over[:3])

@@ -96,6 +96,11 @@ class StoreFormat(Protocol):
         protocol, and the agent's lock where the agent takes one."""
         ...
 
+    def plan_notes(self, before: Document, after: Document) -> list[str]:
+        """What a plan should say about the store going from `before` to `after` (a limit of
+        the agent's it would pass), one line each; nothing is written."""
+        ...
+
     def export_header(self, source: dict[str, Any] | None, now: datetime) -> dict[str, Any]:
         """The header of an export to this format: the source's own when the source is of
         this format (`source`), else a new file's."""
@@ -141,6 +146,9 @@ class FormatDefaults:
     def record_image(self, image: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any] | None:
         """The record itself: the ledger keeps it so undo writes it back byte for byte."""
         return raw
+
+    def plan_notes(self, before: Document, after: Document) -> list[str]:
+        return []
 
     def write_lock(self, file: Path) -> AbstractContextManager[None]:
         """pi's lock protocol on `<file>.lock` (the agent takes no lock of its own)."""

@@ -62,6 +62,8 @@ class HermesFormat(FormatDefaults):
         ids=IdStyle("n", "none", 8),
         has_users=False,
         lineage_in_store=False,
+        holds_importance=False,
+        plan_notes=True,
     )
     file_mode = 0o600
 
@@ -114,6 +116,7 @@ class HermesFormat(FormatDefaults):
         drift = _drift(text, [p for p in pieces if p])
         if drift is not None:
             header["drift"] = f"{path}: {drift}"
+        header["findings"] = fence_findings(header["name"], text)
         return Document(memories, raws, header)
 
     def decode(self, raw: dict[str, Any], path: Path) -> Memory:
@@ -170,8 +173,31 @@ class HermesFormat(FormatDefaults):
                 "nothing was written"
             ) from None
 
+    def plan_notes(self, before: Document, after: Document) -> list[str]:
+        target = before.header.get("target", "memory")
+        name = before.header.get("name") or _NAMES[target]
+        entries = [str(after.raws[ident]["content"]) for ident in after.memories]
+        return cap_notes(name, target, before.header.get("chars", 0), entries)
+
     def write_lock(self, file: Path) -> AbstractContextManager[None]:
         return _locked(file)
+
+
+def cap_notes(name: str, target: str, had: int, entries: list[str]) -> list[str]:
+    """What a plan says of a file whose entries would pass Hermes' cap, with the numbers."""
+    cap, chars = CAPS[target], _chars(entries)
+    if chars <= cap:
+        return []
+    outcome = (
+        "applying it as proposed is refused (nothing written): shorten or merge entries first"
+        if chars >= had
+        else f"it held {had:,} before, so applying it is allowed"
+    )
+    return [
+        f"{name} after this plan: {chars:,} of {cap:,} characters, past Hermes' cap by "
+        f"{chars - cap:,} (counted as Hermes counts: the entries joined by their delimiters); "
+        f"{outcome}"
+    ]
 
 
 _NAMES = {target: name for name, target in FILE_TARGETS.items()}
@@ -270,6 +296,22 @@ def _drift(text: str, pieces: list[str]) -> str | None:
         "§ line, an empty entry, or a § line at the end); Hermes refuses to replace or remove "
         "entries in it and memtui writes nothing to it either — tidy that line by hand"
     )
+
+
+def fence_findings(name: str, text: str) -> list[str]:
+    """A § line inside a fenced code block: Hermes splits there all the same, so the block
+    reads as two entries (memtui shows them as Hermes reads them)."""
+    found, fence = [], None
+    for n, line in enumerate(text.split("\n"), 1):
+        mark = line.lstrip()[:3]
+        if mark in ("```", "~~~"):
+            fence = None if fence == mark else fence or mark
+        elif line == "§" and fence is not None:
+            found.append(
+                f"{name} line {n}: a § line inside a fenced code block; Hermes splits the block "
+                "there, so it reads as two entries"
+            )
+    return found
 
 
 def _check_entry(name: str, ident: str, content: str) -> None:

@@ -55,6 +55,8 @@ class HermesFolderFormat(hermes_format.HermesFormat):
         keeps=frozenset({Status.ACTIVE}),
         ids=IdStyle("n", "none", 8),
         lineage_in_store=False,
+        holds_importance=False,
+        plan_notes=True,
     )
 
     def recognise(self, value: Any, data: bytes, path: Path) -> Document | None:
@@ -84,6 +86,7 @@ class HermesFolderFormat(hermes_format.HermesFormat):
                 raws[ident] = raw
                 memories[ident] = self.decode(raw, path)
             drift = hermes_format._drift(text, [p for p in pieces if p])
+            header.setdefault("findings", []).extend(hermes_format.fence_findings(name, text))
             header["files"][target] = {
                 "chars": hermes_format._chars(entries),
                 "drift": None if drift is None else f"{path / name}: {drift}",
@@ -109,7 +112,8 @@ class HermesFolderFormat(hermes_format.HermesFormat):
         if target is None:
             raise MemtuiError(
                 f"{memory.id}: a Hermes memories folder has two users, memory (MEMORY.md) and "
-                f"user (USER.md), not {memory.user_id!r}; nothing was written"
+                f"user (USER.md), not {memory.user_id or 'none'}; say whose it is (a user of "
+                "its own); nothing was written"
             )
         out: dict[str, Any] = {
             "id": memory.id,
@@ -165,6 +169,19 @@ class HermesFolderFormat(hermes_format.HermesFormat):
                 )
             out[name] = joined
         return folder_tx.pack(KIND, out)
+
+    def plan_notes(self, before: Document, after: Document) -> list[str]:
+        read = before.header.get("files", {})
+        notes: list[str] = []
+        for target, name in FILES.items():
+            entries = [
+                str(after.raws[i]["content"])
+                for i in after.memories
+                if after.raws[i].get("target") == target
+            ]
+            had = read.get(target, {}).get("chars", 0)
+            notes += hermes_format.cap_notes(name, target, had, entries)
+        return notes
 
     def write_lock(self, file: Path) -> AbstractContextManager[None]:
         return _locked(file)
