@@ -108,11 +108,16 @@ def test_watch_records_every_change_claude_code_makes_to_its_folder(
     for name, before in agent.gone:
         assert before in recorded.get(name, set()), name
     removed = sorted({n for n, _ in agent.gone if n not in agent.files})
-    last_before = dict(agent.gone)
+    # each as `memtui outside` shows it: before the agent's first change since the last look;
+    # a memory the agent itself added (and then changed and removed): as it was last
+    first_before: dict[str, str] = {}
+    for name, before in agent.gone:
+        first_before.setdefault(name, before)
+    first_before.update({n: b for n, b in agent.gone if n.startswith("feedback_agent_")})
     result = cli("restore", folder, *[a for n in removed for a in ("--outside", n)])
     assert result.code == 0, result.err
     for name in removed:
-        assert (folder / name).read_text(encoding="utf-8") == last_before[name]
+        assert (folder / name).read_text(encoding="utf-8") == first_before[name]
         assert f"]({name})" in (folder / "MEMORY.md").read_text(encoding="utf-8")
     undo = cli("undo", folder)
     assert undo.code == 0, undo.err
