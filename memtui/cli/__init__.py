@@ -10,6 +10,7 @@ values too) exit 2.
 from __future__ import annotations
 
 import argparse
+import operator
 import os
 import sys
 from collections.abc import Sequence
@@ -18,21 +19,24 @@ from typing import TYPE_CHECKING
 from memtui import __version__, interrupts
 from memtui.cli import entries, history, labels, outside, plans, stores  # noqa: F401 (commands)
 from memtui.cli.common import UsageError, readable_output, redecode_text, run_tui
-from memtui.cli.registry import COMMANDS, CommandParser, Parser, add_commands
+from memtui.cli.registry import COMMANDS, Command, CommandParser, Parser, add_commands
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
 
 if TYPE_CHECKING:
     from memtui.service import Service
 
-_built: dict[tuple[bool, frozenset[str]], argparse.ArgumentParser] = {}
+# one parser per process and set of commands: (lazy, the commands it was built from, it)
+_built: list[tuple[bool, list[Command], argparse.ArgumentParser]] = []
 
 
 def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
     """The whole command line; `lazy`: a command's arguments are declared when it is used."""
-    key = (lazy, frozenset(COMMANDS))
-    if key in _built:  # one parser per process and set of commands
-        return _built[key]
+    commands = list(COMMANDS.values())
+    for was_lazy, built_from, built in _built:
+        same = len(built_from) == len(commands) and all(map(operator.is_, built_from, commands))
+        if was_lazy == lazy and same:
+            return built
     parser = Parser(
         prog="memtui",
         description=(
@@ -48,7 +52,7 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     add_commands(sub, declare=not lazy)
-    _built[key] = parser
+    _built[:] = [b for b in _built if b[0] != lazy] + [(lazy, commands, parser)]
     return parser
 
 
@@ -79,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "stands as reported",
                     file=sys.stderr,
                 )
-            for line in svc.stores.sidecar_warnings():
+            for line in svc.sidecar_warnings():
                 print(line, file=sys.stderr)
         return code
     except UsageError as e:
