@@ -1,5 +1,7 @@
 """What every `memtui` command shares: JSON output, the usage error and the checks of option
-values that raise it (exit 2; a runtime failure exits 1)."""
+values that raise it (exit 2; a runtime failure exits 1), starting the terminal UI.
+
+Imported by every command: nothing here loads the engine or the stores."""
 
 from __future__ import annotations
 
@@ -9,13 +11,16 @@ import io
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memtui.errors import MemtuiError
 from memtui.jsonout import dumps_text
-from memtui.stores.ledger import Transaction
-from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import json_safe, one_line, redecoded
+
+if TYPE_CHECKING:
+    from memtui.service import Service
+    from memtui.stores.ledger import Transaction
+    from memtui.stores.protocol import MemoryStore
 
 
 def emit_json(value: Any) -> None:
@@ -95,3 +100,24 @@ def check_fraction(option: str, value: float | None, *, zero: bool = True) -> No
     if not above_low or value > 1.0:
         side = "between 0 and 1" if zero else "above 0 and at most 1"
         raise UsageError(f"{option} must be {side}, got {value:g}")
+
+
+def run_tui(store: str | None, svc: Service, start_screen: str | None = None) -> int:
+    """The terminal UI on a store (None: the store picker); on no terminal, how to get one."""
+    from memtui.tui import check_keymap
+
+    problems = check_keymap(svc.settings)
+    if problems:
+        raise UsageError("\n".join(f"memtui: {p}" for p in problems).removeprefix("memtui: "))
+    shown = svc.stores.shown_location(store) if store else None
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        target = shown or "STORE"
+        print(
+            f"memtui: not a terminal, so no UI; run `memtui {target}` in a terminal, "
+            f"or use `memtui stats {target}` and `memtui list {target}`",
+            file=sys.stderr,
+        )
+        return 0 if store else 1
+    from memtui.tui import run_app
+
+    return run_app(store, svc, start_screen)

@@ -8,17 +8,19 @@ import argparse
 import signal
 import sys
 import threading
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtui.cli.common import UsageError, emit_json, print_done
+from memtui.cli.registry import arg, command
 from memtui.errors import MemtuiError
-from memtui.service import Service, parse_time
-from memtui.service.outside import AGENT, OutsideChange, SinceLooked, counts
-from memtui.stores.ledger import Transaction
-from memtui.stores.protocol import MemoryStore
 from memtui.textsafe import literal, one_line
 from memtui.times import format_iso
+
+if TYPE_CHECKING:
+    from memtui.service import Service
+    from memtui.service.outside import OutsideChange, SinceLooked
+    from memtui.stores.ledger import Transaction
+    from memtui.stores.protocol import MemoryStore
 
 
 def _content(image: dict[str, Any] | None) -> str:
@@ -36,8 +38,19 @@ def change_record(c: OutsideChange) -> dict[str, Any]:
     }
 
 
-def cmd_outside(args: argparse.Namespace, svc: Service) -> int:
-    store = svc.stores.open(args.store)
+@command(
+    "outside",
+    "what the agent changed since you last looked",
+    store=True,
+    json=True,
+    arguments=(
+        arg("--since", metavar="DATE", help="since DATE (RFC 3339) instead"),
+        arg("--all", action="store_true", help="everything the record holds"),
+    ),
+)
+def cmd_outside(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
+    from memtui.service.base import parse_time
+
     since = parse_time(args.since, "--since") if args.since else None
     changes = svc.outside.changes(store, since=since, looked=not args.all and not since)
     if args.json:
@@ -55,9 +68,28 @@ def cmd_outside(args: argparse.Namespace, svc: Service) -> int:
     return 0
 
 
-def cmd_watch(args: argparse.Namespace, svc: Service) -> int:
+def _check_watch(args: argparse.Namespace) -> None:
     if args.poll <= 0:
         raise UsageError("--poll must be more than 0 seconds")
+
+
+@command(
+    "watch",
+    "record every change an agent makes, until stopped",
+    json=True,
+    check=_check_watch,
+    arguments=(
+        arg("stores", metavar="STORE", nargs="+"),
+        arg(
+            "--poll",
+            type=float,
+            default=2.0,
+            metavar="SECONDS",
+            help="how often a database (and a file whose events were missed) is checked (2)",
+        ),
+    ),
+)
+def cmd_watch(args: argparse.Namespace, svc: Service) -> int:
     stores = [svc.stores.open(s) for s in args.stores]
     stop = threading.Event()
 
@@ -105,6 +137,8 @@ def literal_json(value: Any) -> str:
 
 
 def _changes(event: Transaction) -> list[OutsideChange]:
+    from memtui.service.outside import OutsideChange
+
     return [
         OutsideChange(c.id, c.before, c.after, c.before_raw, c.position, event.at, event.id)
         for c in event.changes
@@ -115,28 +149,32 @@ def wants_outside(args: argparse.Namespace) -> bool:
     return bool(args.outside or args.since)
 
 
-def cmd_restore_outside(args: argparse.Namespace, svc: Service) -> int:
+def check_restore_outside(args: argparse.Namespace) -> None:
     if args.id is not None:
         raise UsageError("give an entry id, or --outside ID / --since DATE, not both")
     if args.outside and args.since:
         raise UsageError("give --outside ID or --since DATE, not both")
-    store = svc.stores.open(args.store)
+
+
+def restore_outside(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
+    """`memtui restore STORE --outside ID` / `--since DATE` (checked by `check_restore_outside`)."""
+    from memtui.service.base import parse_time
+
     since = parse_time(args.since, "--since") if args.since else None
     tx = svc.outside.restore(store, args.outside or (), since=since)
     print_done(f"{tx.reason} (transaction {tx.id})", store, tx)
     return 0
 
 
-def add_restore_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
+RESTORE_OPTIONS = (
+    arg(
         "--outside",
         action="append",
         metavar="ID",
         help="bring back entry ID as it was before the agent changed or removed it (repeatable)",
-    )
-    p.add_argument(
-        "--since", metavar="DATE", help="bring back all the agent removed or rewrote since DATE"
-    )
+    ),
+    arg("--since", metavar="DATE", help="bring back all the agent removed or rewrote since DATE"),
+)
 
 
 def look(svc: Service, store: MemoryStore) -> SinceLooked | None:
@@ -149,6 +187,8 @@ def look(svc: Service, store: MemoryStore) -> SinceLooked | None:
 
 
 def stats_fields(since: SinceLooked | None) -> dict[str, Any]:
+    from memtui.service.outside import counts
+
     if since is None:
         return {"since_last_looked": None}
     return {
@@ -159,6 +199,8 @@ def stats_fields(since: SinceLooked | None) -> dict[str, Any]:
 def with_outside_events(svc: Service, store: MemoryStore, history: list[Transaction]) -> list[Any]:
     """memtui's transactions (newest first) with the agent's outside events among them (what
     the agent changed since memtui last saw the store recorded first)."""
+    from memtui.service.outside import AGENT
+
     outside = svc.outside
     try:
         outside.catch_up(store)
@@ -171,6 +213,8 @@ def with_outside_events(svc: Service, store: MemoryStore, history: list[Transact
 
 
 def is_outside(tx: Transaction) -> bool:
+    from memtui.service.outside import AGENT
+
     return tx.actor == AGENT
 
 
@@ -180,25 +224,11 @@ def undone_by(tx: Transaction, undone: dict[int, int]) -> int | None:
 
 def history_line(tx: Transaction) -> str | None:
     """An outside event's line in `memtui history` (None: one of memtui's own)."""
+    from memtui.service.outside import AGENT
+
     if not is_outside(tx):
         return None
     when = format_iso(tx.at.replace(microsecond=0))
     n = len(tx.changes)
     touched = f"{n} entr{'y' if n == 1 else 'ies'}"
     return f"{'a' + str(tx.id):>5}  {when}  {AGENT:<5} {'outside':<9} {touched:<11} {tx.reason}"
-
-
-def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
-    p = command("watch", cmd_watch, "record every change an agent makes, until stopped")
-    p.add_argument("stores", metavar="STORE", nargs="+")
-    p.add_argument(
-        "--poll",
-        type=float,
-        default=2.0,
-        metavar="SECONDS",
-        help="how often a database (and a file whose events were missed) is checked (2)",
-    )
-    p = command("outside", cmd_outside, "what the agent changed since you last looked")
-    p.add_argument("store", metavar="STORE")
-    p.add_argument("--since", metavar="DATE", help="since DATE (RFC 3339) instead")
-    p.add_argument("--all", action="store_true", help="everything the record holds")

@@ -15,22 +15,47 @@ Call `svc.plans.apply(...)`.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from memtui import locations
 from memtui.config import Settings, load_user_settings, save_setting
 from memtui.service.base import History, Shared, clock_from_env, parse_time
-from memtui.service.calibration import CALIBRATION_METHODS, Calibration, CalibrationPart
-from memtui.service.entry_edits import Entries, EntryEdit
-from memtui.service.labels import LabelPair, Labels
-from memtui.service.merges import Lineage, Merges
-from memtui.service.opening import DEMO_MAX_SIZE, Stores
-from memtui.service.outside import Outside
-from memtui.service.plans import LlmRequest, Plans, plan_summary
-from memtui.service.profiles import Profiles
-from memtui.service.undo import Ledger
+
+if TYPE_CHECKING:
+    from memtui.service.calibration import CALIBRATION_METHODS, Calibration, CalibrationPart
+    from memtui.service.entry_edits import Entries, EntryEdit
+    from memtui.service.labels import LabelPair, Labels
+    from memtui.service.merges import Lineage, Merges
+    from memtui.service.opening import DEMO_MAX_SIZE, Stores
+    from memtui.service.outside import Outside
+    from memtui.service.plans import LlmRequest, Plans, plan_summary
+    from memtui.service.profiles import Profiles
+    from memtui.service.undo import Ledger
+
+# a part, and what it declares, is imported when first asked for: a command that only opens a
+# store does not load the planner, the similarity engine or numpy
+_DECLARED_IN = {
+    "CALIBRATION_METHODS": "calibration",
+    "Calibration": "calibration",
+    "EntryEdit": "entry_edits",
+    "LabelPair": "labels",
+    "Lineage": "merges",
+    "DEMO_MAX_SIZE": "opening",
+    "LlmRequest": "plans",
+    "plan_summary": "plans",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _DECLARED_IN:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_DECLARED_IN[name]}"), name)
+
 
 __all__ = [
     "CALIBRATION_METHODS",
@@ -59,15 +84,60 @@ class Service:
         self, settings: Settings | None = None, clock: Callable[[], datetime] | None = None
     ) -> None:
         self.shared = Shared(settings, clock)
-        self.stores = Stores(self.shared)
-        self.entries = Entries(self.shared)
-        self.merges = Merges(self.shared)
-        self.history = Ledger(self.shared)
-        self.profiles = Profiles(self.shared)
-        self.plans = Plans(self.shared)
-        self.labels = Labels(self.shared, self.profiles)
-        self.calibration = CalibrationPart(self.shared, self.labels)
-        self.outside = Outside(self.shared)
+
+    @cached_property
+    def stores(self) -> Stores:
+        from memtui.service.opening import Stores
+
+        return Stores(self.shared)
+
+    @cached_property
+    def entries(self) -> Entries:
+        from memtui.service.entry_edits import Entries
+
+        return Entries(self.shared)
+
+    @cached_property
+    def merges(self) -> Merges:
+        from memtui.service.merges import Merges
+
+        return Merges(self.shared)
+
+    @cached_property
+    def history(self) -> Ledger:
+        from memtui.service.undo import Ledger
+
+        return Ledger(self.shared)
+
+    @cached_property
+    def profiles(self) -> Profiles:
+        from memtui.service.profiles import Profiles
+
+        return Profiles(self.shared)
+
+    @cached_property
+    def plans(self) -> Plans:
+        from memtui.service.plans import Plans
+
+        return Plans(self.shared)
+
+    @cached_property
+    def labels(self) -> Labels:
+        from memtui.service.labels import Labels
+
+        return Labels(self.shared, self.profiles)
+
+    @cached_property
+    def calibration(self) -> CalibrationPart:
+        from memtui.service.calibration import CalibrationPart
+
+        return CalibrationPart(self.shared, self.labels)
+
+    @cached_property
+    def outside(self) -> Outside:
+        from memtui.service.outside import Outside
+
+        return Outside(self.shared)
 
     @classmethod
     def from_config(cls, flag: str | None = None) -> Service:
@@ -86,6 +156,11 @@ class Service:
         embeddings), each said once."""
         out, self.shared.notices = self.shared.notices, []
         return out
+
+    def sidecar_warnings(self) -> list[str]:
+        """`stores.sidecar_warnings()`, without loading the store machinery when no store was
+        opened."""
+        return self.stores.sidecar_warnings() if self.shared.opened else []
 
     def log_error(self, text: str) -> Path | None:
         """Append a bug's traceback to the error log; where it went, or None if it could not

@@ -9,16 +9,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from hashlib import sha256
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memtui import locations
 from memtui.config import Settings
 from memtui.errors import MemtuiError
 from memtui.model import Memory
 from memtui.stores import MemoryStore, Transaction
-from memtui.stores.file.store import Store as FileStore
 from memtui.stores.ledger import ChangeImage
 from memtui.textsafe import has_surrogates
 from memtui.times import parse_iso_or_none
+
+if TYPE_CHECKING:
+    from memtui.stores.file.store import Store as FileStore
 
 
 def clock_from_env() -> datetime:
@@ -116,6 +119,8 @@ def check_text(what: str, text: str) -> None:
 
 
 def file_store(store: MemoryStore, what: str) -> FileStore:
+    from memtui.stores.file.store import Store as FileStore
+
     if isinstance(store, FileStore):
         return store
     raise MemtuiError(f"{store.path}: {what} works on store files, not on a database")

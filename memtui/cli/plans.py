@@ -1,0 +1,369 @@
+"""The consolidation commands: sim, pairs, plan, apply, decay. Thin: parses arguments, calls
+the service, prints."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shutil
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from memtui.cli.common import UsageError, check_fraction, emit_json, print_done, usage_checked
+from memtui.cli.registry import arg, command, later
+from memtui.textsafe import json_safe, one_line
+
+if TYPE_CHECKING:
+    from memtui.service import Service
+    from memtui.stores.progress import CommitProgress
+    from memtui.stores.protocol import MemoryStore
+
+
+def _ids(text: str | None) -> list[str] | None:
+    return [i.strip() for i in text.split(",") if i.strip()] if text else None
+
+
+def _methods() -> list[str]:
+    from memtui.engine.similarity import METHODS
+
+    return list(METHODS)
+
+
+def _profiles() -> list[str]:
+    from memtui.engine.profiles import PROFILE_NAMES
+
+    return list(PROFILE_NAMES)
+
+
+def _decay_models() -> list[str]:
+    from memtui.engine.decay import MODELS
+
+    return list(MODELS)
+
+
+@command(
+    "sim",
+    "similarity of two texts",
+    json=True,
+    arguments=(
+        arg("a", metavar="A"),
+        arg("b", metavar="B"),
+        arg("--method", default="pi", choices=later(lambda: [*_methods(), "all"])),
+    ),
+)
+def cmd_sim(args: argparse.Namespace, svc: Service) -> int:
+    from memtui.engine.similarity import METHODS
+
+    methods = list(METHODS) if args.method == "all" else [args.method]
+    scores = {m: svc.profiles.similarity(args.a, args.b, m) for m in methods}
+    if args.json:
+        emit_json({"a": args.a, "b": args.b, "scores": scores})
+    elif len(scores) == 1:
+        print(f"{next(iter(scores.values())):.6g}")
+    else:
+        for method, score in scores.items():
+            print(f"{method:<13} {score:.6g}")
+    return 0
+
+
+def _check_pairs(args: argparse.Namespace) -> None:
+    check_fraction("--threshold", args.threshold, zero=False)
+    if args.limit is not None and args.limit < 0:
+        raise UsageError("--limit must be 0 or more")
+
+
+@command(
+    "pairs",
+    "pairs of entries (same user) at or above a threshold",
+    store=True,
+    json=True,
+    check=_check_pairs,
+    arguments=(
+        arg("--method", choices=later(_methods), help="default: the store's profile"),
+        arg("--threshold", type=float, metavar="T", help="default: the profile's merge line"),
+        arg("--limit", type=int, metavar="N"),
+    ),
+)
+def cmd_pairs(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
+    from memtui.views import shorten
+
+    pairs, method, threshold = svc.profiles.pairs(store, args.method, args.threshold)
+    if args.limit is not None:
+        pairs = pairs[: args.limit]
+    if args.json:
+        emit_json([{"a": p.a, "b": p.b, "score": p.score} for p in pairs])
+        return 0
+    for p in pairs:
+        left, right = one_line(store.get(p.a).content), one_line(store.get(p.b).content)
+        print(
+            f"{p.score:.3f}  {one_line(p.a)}  {one_line(p.b)}  "
+            f"{shorten(left, 40)} | {shorten(right, 40)}"
+        )
+    print(f"{len(pairs)} pairs at {method} ≥ {threshold:g}", file=sys.stderr)
+    return 0
+
+
+def _check_plan(args: argparse.Namespace) -> None:
+    from memtui.service.base import parse_time
+
+    if args.now:
+        usage_checked(lambda: parse_time(args.now, "--now"))
+    if args.jobs < 1:
+        raise UsageError("--jobs must be 1 or more")
+
+
+@command(
+    "plan",
+    "propose a consolidation plan (changes nothing)",
+    store=True,
+    json=True,
+    check=_check_plan,
+    arguments=(
+        arg("--profile", choices=later(_profiles), help="default: by store format"),
+        arg(
+            "--config",
+            dest="profile_config",
+            metavar="FILE",
+            help="the config file (same as the global --config; [profiles.NAME] overrides)",
+        ),
+        arg("--now", metavar="ISO8601", help="plan as of this time"),
+        arg("--out", metavar="FILE", help="also write the plan (JSON) here"),
+        arg(
+            "--jobs",
+            type=int,
+            default=1,
+            metavar="N",
+            help="plan users in N worker processes (default 1: the whole store in this one); "
+            "the plan is the same",
+        ),
+        arg(
+            "--embed",
+            action="store_true",
+            help='add local sentence embeddings to the memtui method (pip install "memtui[embed]")',
+        ),
+        arg(
+            "--plan-version",
+            type=int,
+            choices=(1, 2),
+            help="2: compact (the default for --out); 1: a whole record per change (the default "
+            "for --json, written as earlier memtui wrote it)",
+        ),
+        arg("--llm", action="store_true", help="let a model word merges, judge conflicts…"),
+        arg("--llm-strategy", metavar="S,...", help="merge, conflict, insight (implies --llm)"),
+        arg("--llm-url", metavar="URL", help="OpenAI-compatible API base URL"),
+        arg("--llm-model", metavar="NAME", help="model name"),
+    ),
+)
+def cmd_plan(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
+    from memtui.service.base import parse_time
+    from memtui.service.plans import LlmRequest, plan_summary
+    from memtui.views import action_subject, shorten
+
+    now = usage_checked(lambda: parse_time(args.now, "--now")) if args.now else None
+    profile = svc.profiles.profile(store, args.profile)
+    plan = svc.plans.plan(store, profile, now=now, embeddings=args.embed, jobs=args.jobs)
+    for line in svc.notices():
+        print(line, file=sys.stderr)
+    if args.llm or args.llm_strategy:
+        request = LlmRequest(_ids(args.llm_strategy) or (), args.llm_url, args.llm_model)
+        plan = svc.plans.improve_plan(plan, store, profile, request)
+    if args.out:
+        svc.plans.write_plan(plan, args.out, args.plan_version or 2)
+    if args.json:
+        if args.plan_version == 1:  # as earlier memtui printed it
+            emit_json(plan.to_dict())
+        else:  # whole records unless version 2 is asked for
+            for part in svc.plans.plan_json_parts(plan, args.plan_version or 1):
+                sys.stdout.write(json_safe(part.decode("utf-8", "surrogatepass")))
+            sys.stdout.write("\n")
+        return 0
+    print(plan_summary(plan))
+    similarity = plan.params.get("similarity") or {}
+    if similarity.get("model"):
+        print(f"similarity {similarity['method']} (model {similarity['model']})")
+    if "llm" in plan.params:
+        llm = plan.params["llm"]
+        print(f"model {llm['model']}: {llm['calls']} requests ({', '.join(llm['strategies'])})")
+    for action in plan.actions:
+        mark = "?" if action.needs_decision else " "
+        subject = shorten(one_line(action_subject(action)), 50)
+        print(f"{mark}{action.id:>6} {action.kind:<9} {subject}  · {one_line(action.reason)}")
+    if args.out:
+        print(f"plan written to {args.out}; apply it with: memtui apply {plan.store} {args.out}")
+    return 0
+
+
+@contextlib.contextmanager
+def _progress_line() -> Iterator[CommitProgress | None]:
+    """A one-line progress on stderr while a commit runs, cleared at the end; nothing unless
+    stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+
+    def show(stage: str, done: int, total: int) -> None:
+        counts = f" {done:,}/{total:,}" if total > 1 else ""
+        sys.stderr.write(f"\r\x1b[K{stage}{counts}")
+        sys.stderr.flush()
+
+    try:
+        yield show
+    finally:
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+
+
+def _check_apply(args: argparse.Namespace) -> None:
+    if not args.yes and (sys.stdin is None or not sys.stdin.isatty()):
+        raise UsageError("apply asks before it writes, and no terminal is there to ask: add --yes")
+
+
+@command(
+    "apply",
+    "apply a plan file (all, or chosen actions) as one transaction",
+    store=True,
+    json=True,
+    check=_check_apply,
+    arguments=(
+        arg("plan", metavar="PLAN_FILE"),
+        arg("--only", metavar="ID,...", help="apply just these actions"),
+        arg("--skip", metavar="ID,...", help="leave these actions out"),
+        arg("--yes", action="store_true", help="do not ask for confirmation"),
+    ),
+)
+def cmd_apply(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
+    from memtui.views import counted, entry_count, kind_counts, transaction_record
+
+    plan = svc.plans.load_plan(args.plan, store)
+    approved = _ids(args.only) or plan.default_approved()
+    skip = set(_ids(args.skip) or [])
+    approved = [a for a in approved if a not in skip]
+    for ident in approved:
+        plan.action(ident)
+    kinds = [plan.action(a).kind for a in approved]
+    touched = len({t for a in approved for t in plan.action(a).targets})
+    what = kind_counts(kinds)
+    if not args.yes:
+        answer = input(
+            f"apply {len(approved)} actions ({what}): {entry_count(touched)} touched, "
+            "a backup is kept. Continue? [y/N] "
+        )
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing applied", file=sys.stderr)
+            return 1
+    before = sum(1 for m in store.memories() if m.visible)
+    with _progress_line() as progress:
+        tx = svc.plans.apply(store, plan, approved, progress)
+    after = sum(1 for m in store.memories() if m.visible)
+    if args.json:
+        emit_json(transaction_record(tx))
+        return 0
+    print_done(
+        f"applied {len(approved)} actions ({what}) in transaction {tx.id}: "
+        f"{before} entries → {after}",
+        store,
+        tx,
+    )
+    if not args.only:
+        chosen = set(approved) | skip
+        waiting = [a.kind for a in plan.actions if a.id not in chosen]
+        if waiting:
+            print(
+                f"left out {counted(len(waiting), 'action')} that "
+                f"{'waits' if len(waiting) == 1 else 'wait'} for a decision "
+                f"({kind_counts(waiting)}): approve them in the plan screen, or name them "
+                "with --only"
+            )
+    return 0
+
+
+def _check_decay(args: argparse.Namespace) -> None:
+    if args.days < 1 or args.days > 36500:
+        raise UsageError("--days must be between 1 and 36500")
+
+
+@command(
+    "decay",
+    "projected importance and when entries cross the line",
+    store=True,
+    json=True,
+    check=_check_decay,
+    arguments=(
+        arg("id", nargs="?", metavar="ID"),
+        arg("--model", choices=later(_decay_models), help="default: the store's profile"),
+        arg("--days", type=int, default=30, metavar="N"),
+    ),
+)
+def cmd_decay(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
+    from memtui.model import Status
+    from memtui.views import shorten
+
+    profile = svc.profiles.profile(store)
+    decay = svc.profiles.decay_model(profile, args.model, store)
+    line = profile.archive_line if profile.archive_line is not None else profile.expire_below
+    now = svc.now()
+    if args.id:
+        memory = store.get(args.id)
+        days = sorted({0, *range(0, args.days + 1, max(1, args.days // 10)), args.days})
+        curve = [{"day": d, "importance": decay.value_at(memory, now, d)} for d in days]
+        crossing = decay.crossing_day(memory, now, line)
+        if args.json:
+            emit_json(
+                {
+                    "id": memory.id,
+                    "model": decay.name,
+                    "line": line,
+                    "crosses_line_in_days": crossing,
+                    "curve": curve,
+                }
+            )
+            return 0
+        print(f"{one_line(memory.id)} under {decay.name} (line {line:g}):")
+        for point in curve:
+            bar = "█" * round(point["importance"] * 40)
+            print(f"  day {point['day']:>5}  {point['importance']:.3f}  {bar}")
+        when = "never" if crossing is None else f"in {crossing:.1f} days"
+        print(f"crosses {line:g}: {when}")
+        return 0
+    rows = []
+    for memory in store.memories():
+        if memory.status is not Status.ACTIVE:
+            continue
+        crossing = decay.crossing_day(memory, now, line)
+        rows.append(
+            {
+                "id": memory.id,
+                "importance": memory.importance,
+                "now": decay.value_at(memory, now),
+                f"in_{args.days}_days": decay.value_at(memory, now, args.days),
+                "crosses_line_in_days": crossing,
+            }
+        )
+    rows.sort(key=lambda r: (r["crosses_line_in_days"] is None, r["crosses_line_in_days"] or 0))
+    if args.json:
+        emit_json({"model": decay.name, "line": line, "days": args.days, "entries": rows})
+        return 0
+    within = [
+        r
+        for r in rows
+        if r["crosses_line_in_days"] is not None and r["crosses_line_in_days"] <= args.days
+    ]
+    print(
+        f"{decay.name} decay, line {line:g}: {len(within)} of {len(rows)} active entries cross it "
+        f"within {args.days} days"
+    )
+    if not within:
+        return 0
+    content = {m.id: m.content for m in store.memories()}
+    width = shutil.get_terminal_size((120, 24)).columns
+    id_width = max(2, *(len(one_line(str(r["id"]))) for r in within))
+    print(f"{'crosses':>9}  {'now':>5}   {f'{args.days}d':>5}  {'id':<{id_width}}  content")
+    for r in within:
+        crosses = r["crosses_line_in_days"]
+        head = (
+            f"{'already' if crosses == 0 else f'{crosses:7.1f} d':>9}  {r['now']:.3f} → "
+            f"{r[f'in_{args.days}_days']:.3f}  {one_line(str(r['id'])):<{id_width}}  "
+        )
+        print(head + shorten(one_line(content[str(r["id"])]), max(10, width - len(head))))
+    return 0
