@@ -166,3 +166,14 @@ def test_every_profile_asks_before_a_once_important_fact_expires(
     assert "left out 3 actions that wait for a decision (expire 3)" in applied.out
     [kept] = [m for m in open_store(path).memories() if m.content == "用户对花生过敏"]
     assert kept.visible
+
+
+def test_apply_of_a_missing_plan_file_says_so_before_asking_for_yes(
+    fixture_copy: Callable[[str], Path], tmp_path: Path, cli: Cli
+) -> None:
+    store = fixture_copy("example-store.json")
+    before = store.read_bytes()
+    missing = cli("apply", store, tmp_path / "nope.plan")
+    assert missing.code == 1
+    assert missing.err.strip() == f"memtui: {tmp_path / 'nope.plan'}: no such plan file"
+    assert store.read_bytes() == before

@@ -193,8 +193,10 @@ def test_watch_refuses_bad_arguments_in_one_line(tmp_path: Path, cli: Cli) -> No
         missing.code == 1
         and missing.err.strip() == f"memtui: {tmp_path / 'nope.json'}: no such file"
     )
-    poll = cli("watch", tmp_path / "nope.json", "--poll", "0")
-    assert poll.code == 2 and poll.err.strip() == "memtui: --poll must be more than 0 seconds"
+    for value in ("0", "nan", "inf", "1e300"):
+        poll = cli("watch", tmp_path / "nope.json", "--poll", value)
+        assert poll.code == 2, value
+        assert poll.err.strip() == "memtui: --poll must be more than 0 and at most 3600 seconds"
     assert not list(tmp_path.iterdir())
 
 

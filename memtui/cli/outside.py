@@ -57,7 +57,12 @@ def cmd_outside(args: argparse.Namespace, svc: Service, store: MemoryStore) -> i
         emit_json([change_record(c) for c in changes])
         return 0
     if not changes:
-        print("the agent changed nothing in that time", file=sys.stderr)
+        print(
+            "the agent changed nothing " + ("since then" if since else "in the record")
+            if since or args.all
+            else "the agent changed nothing since you last looked",
+            file=sys.stderr,
+        )
     for c in changes:
         when = format_iso(c.at.replace(microsecond=0))
         print(f"{c.kind:<8} {one_line(c.id):<14} {when}  event a{c.event}")
@@ -69,8 +74,8 @@ def cmd_outside(args: argparse.Namespace, svc: Service, store: MemoryStore) -> i
 
 
 def _check_watch(args: argparse.Namespace) -> None:
-    if args.poll <= 0:
-        raise UsageError("--poll must be more than 0 seconds")
+    if not 0 < args.poll <= 3600:  # nan and inf too
+        raise UsageError("--poll must be more than 0 and at most 3600 seconds")
 
 
 @command(

@@ -215,6 +215,12 @@ def _progress_line() -> Iterator[CommitProgress | None]:
 
 
 def _check_apply(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from memtui.errors import MemtuiError
+
+    if not Path(args.plan).expanduser().exists():  # said before asking for --yes
+        raise MemtuiError(f"{args.plan}: no such plan file")
     if not args.yes and (sys.stdin is None or not sys.stdin.isatty()):
         raise UsageError("apply asks before it writes, and no terminal is there to ask: add --yes")
 
