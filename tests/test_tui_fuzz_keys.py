@@ -116,7 +116,8 @@ SCREENS: dict[str, tuple[str, ...]] = {
 
 async def _open(app: MemtuiApp, pilot: Pilot, name: str) -> None:
     if name == "merge":
-        user = app.model.memories[app.model.view[0]].user_id
+        # (the keys may have left a filter that shows nothing: any visible entry's user)
+        user = next(m for m in app.model.memories if m.visible).user_id
         same = [m.id for m in app.model.memories if m.user_id == user and m.visible][:2]
         app.model.marked = set(same)
         await pilot.press("m")
