@@ -101,6 +101,32 @@ def real_path(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def write_temp(path: Path, data: bytes, mode: int, mark: str) -> Path:
+    """`data` in a new file `.<name><mark><pid>.<hex>` beside `path`, fsynced, with `mode`;
+    created exclusively (a link planted at its name is never followed), removed again if the
+    write fails."""
+    while True:
+        tmp = path.with_name(f".{path.name}{mark}{os.getpid()}.{os.urandom(4).hex()}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+        except FileExistsError:
+            continue
+        break
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fchmod(fd, mode)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    os.close(fd)
+    return tmp
+
+
 def atomic_write(
     path: Path,
     data: bytes,
@@ -122,26 +148,7 @@ def atomic_write(
             mode = os.stat(path).st_mode & 0o777
         except FileNotFoundError:
             mode = 0o644
-    while True:
-        tmp = path.with_name(f".{path.name}.memtui-tmp-{os.getpid()}.{os.urandom(4).hex()}")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-        except FileExistsError:
-            continue
-        break
-    try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fchmod(fd, mode)
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    os.close(fd)
+    tmp = write_temp(path, data, mode, ".memtui-tmp-")
     try:
         if before_rename is not None:
             before_rename()

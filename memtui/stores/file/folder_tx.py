@@ -32,7 +32,7 @@ from pathlib import Path
 import orjson
 
 from memtui.errors import StoreFormatError
-from memtui.stores.file.files import atomic_write, fsync_dir
+from memtui.stores.file.files import atomic_write, fsync_dir, write_temp
 
 INTENT = "folder-intent.json"
 _TEMP_MARK = ".memtui-new-"
@@ -180,22 +180,7 @@ def commit(
 
 
 def _write_temp(target: Path, data: bytes, mode: int) -> Path:
-    while True:
-        temp = target.with_name(f".{target.name}{_TEMP_MARK}{os.getpid()}.{os.urandom(4).hex()}")
-        try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-        except FileExistsError:
-            continue
-        break
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fchmod(fd, mode)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    return temp
+    return write_temp(target, data, mode, _TEMP_MARK)
 
 
 def _apply(folder: Path, intent: dict[str, object], sidecar: Path | None = None) -> list[str]:
