@@ -8,8 +8,10 @@ import contextlib
 import shutil
 import sys
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from itertools import combinations
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memtui.cli import outside as cli_outside
 from memtui.cli.common import UsageError, check_fraction, emit_json, print_done, usage_checked
@@ -21,6 +23,11 @@ from memtui.model import Status
 from memtui.service import CALIBRATION_METHODS, LlmRequest, Service, parse_time, plan_summary
 from memtui.stores.progress import CommitProgress
 from memtui.textsafe import json_safe, one_line
+
+if TYPE_CHECKING:
+    from memtui.engine.plan import Action
+    from memtui.engine.profiles import Profile
+    from memtui.stores.protocol import MemoryStore
 from memtui.views import (
     action_subject,
     counted,
@@ -76,6 +83,8 @@ def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
         raise UsageError("--jobs must be 1 or more")
     store = svc.stores.open(args.store)
     profile = svc.profiles.profile(store, args.profile)
+    if not (args.llm or args.llm_strategy or (args.json and args.plan_version == 1)):
+        return _plan_streamed(args, svc, store, profile, now)
     plan = svc.plans.plan(store, profile, now=now, embeddings=args.embed, jobs=args.jobs)
     for line in svc.notices():
         print(line, file=sys.stderr)
@@ -105,6 +114,47 @@ def cmd_plan(args: argparse.Namespace, svc: Service) -> int:
         print(f"{mark}{action.id:>6} {action.kind:<9} {subject}  · {one_line(action.reason)}")
     if args.out:
         print(f"plan written to {args.out}; apply it with: memtui apply {plan.store} {args.out}")
+    return 0
+
+
+def _plan_streamed(
+    args: argparse.Namespace,
+    svc: Service,
+    store: MemoryStore,
+    profile: Profile,
+    now: datetime | None,
+) -> int:
+    """`memtui plan` written and printed as the users' parts stream (service/plan_stream.py)."""
+    plan = svc.plans.plan_stream(store, profile, now=now, embeddings=args.embed, jobs=args.jobs)
+    for line in svc.notices():
+        print(line, file=sys.stderr)
+    version = args.plan_version or 2
+    if args.json:
+
+        def out(part: bytes) -> None:
+            sys.stdout.write(json_safe(part.decode("utf-8", "surrogatepass")))
+
+        json_version = args.plan_version or 1
+        svc.plans.write_stream(plan, args.out, version, json_out=out, json_version=json_version)
+        sys.stdout.write("\n")
+        return 0
+
+    def head() -> None:
+        print(plan_summary(plan))
+        similarity = plan.head.params.get("similarity") or {}
+        if similarity.get("model"):
+            print(f"similarity {similarity['method']} (model {similarity['model']})")
+
+    def listed(action: Action) -> None:
+        mark = "?" if action.needs_decision else " "
+        subject = shorten(one_line(action_subject(action)), 50)
+        print(f"{mark}{action.id:>6} {action.kind:<9} {subject}  · {one_line(action.reason)}")
+
+    svc.plans.write_stream(plan, args.out, version, each=listed, before=head)
+    if args.out:
+        print(
+            f"plan written to {args.out}; apply it with: memtui apply {plan.head.store} {args.out}"
+        )
     return 0
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +102,7 @@ class AtomicFile:
                 continue
             break
         self.mode = mode
+        self.committed = False
 
     def write(self, data: bytes) -> None:
         view = memoryview(data)
@@ -114,14 +115,34 @@ class AtomicFile:
         os.close(self.fd)
         self.fd = -1
         os.replace(self.tmp, self.path)
+        self.committed = True
         fsync_dir(self.path.parent)
 
     def discard(self) -> None:
+        """Gone unless committed."""
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
-        with contextlib.suppress(OSError):
-            os.unlink(self.tmp)
+        if not self.committed:
+            with contextlib.suppress(OSError):
+                os.unlink(self.tmp)
+
+
+def tee(
+    actions: Iterator[Action],
+    outputs: Sequence[tuple[PlanWriter, Callable[[bytes], None]]],
+    each: Callable[[Action], None] | None = None,
+) -> None:
+    """The actions, once, to every output (a writer and where its pieces go) and to `each`."""
+    for writer, put in outputs:
+        put(writer.start())
+    for action in actions:
+        for writer, put in outputs:
+            put(writer.add(action))
+        if each is not None:
+            each(action)
+    for writer, put in outputs:
+        put(writer.end())
 
 
 def pieces(writer: PlanWriter, actions: Iterator[Action]) -> Iterator[bytes]:
