@@ -35,7 +35,7 @@ def _streamed(
 ) -> bytes:
     ids = LongtermFormat.traits.ids if profile == "longterm" else OWN_IDS
     sp = plan_streamed(memories, get_profile(profile), PLAN_NOW, ids=ids, jobs=jobs, store="s")
-    writer = PlanWriter(sp.head, sp.summary, version, indent=indent, seal_key=key)
+    writer = PlanWriter(sp.head, sp.summary, version, indent=indent, seal_key=key, kept=sp.kept)
     return b"".join(pieces(writer, sp.actions))
 
 

@@ -97,13 +97,20 @@ def compact_plan(plan: Plan) -> dict[str, Any]:
     return plan.file_fields([*actions, *records.close()], COMPACT_VERSION)
 
 
+_GONE = Memory(id="", content="")
+"""The record an action left that no later action holds (`CompactRecords.kept`)."""
+
+
 class CompactRecords:
     """A version-2 file's action records, action by action: `feed` returns the records it
     completes (a bulk record is complete when a record of another kind or rule follows)."""
 
-    def __init__(self, plan: Plan) -> None:
-        """`plan`: the plan's time and params (its actions are fed)."""
+    def __init__(self, plan: Plan, kept: Callable[[Memory], bool] | None = None) -> None:
+        """`plan`: the plan's time and params (its actions are fed). `kept`, for actions fed
+        as a stream: whether a later action may hold this very record (only those are
+        held here, and fingerprints are not kept from one action to the next)."""
         self.plan = plan
+        self.kept = kept
         self.fp = _memo_fingerprint()
         self.params = _decay_params(plan)
         self.below = _expire_below(plan.params)
@@ -117,6 +124,8 @@ class CompactRecords:
         self.open_bulk: dict[tuple[str, str, Recipe | None], dict[str, Any]] = {}
 
     def feed(self, action: Action) -> list[dict[str, Any]]:
+        if self.kept is not None:
+            self.fp = _memo_fingerprint()
         plan, fp, open_bulk = self.plan, self.fp, self.open_bulk
         self.position[action.id] = len(self.position)
         recipe: Recipe | None = None
@@ -134,8 +143,9 @@ class CompactRecords:
             row = None
         for ident in action.targets:
             self.touched[ident] = action.id
+        kept = self.kept
         for memory in action.after:
-            self.last_after[memory.id] = memory
+            self.last_after[memory.id] = memory if kept is None or kept(memory) else _GONE
         if row is None:
             return [*self.close(), _compact_action(action, fp)]
         held = open_bulk.get((action.kind, action.rule, recipe))

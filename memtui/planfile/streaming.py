@@ -13,6 +13,7 @@ from typing import Any
 
 from memtui.engine.plan import Action, Plan
 from memtui.jsonout import dumps
+from memtui.model import Memory
 from memtui.planfile.compact import COMPACT_VERSION, CompactRecords
 from memtui.planfile.seals import key_id, seal, worded
 from memtui.stores.file.files import fsync_dir, real_path
@@ -33,13 +34,15 @@ class PlanWriter:
         *,
         indent: bool = True,
         seal_key: bytes | None = None,
+        kept: Callable[[Memory], bool] | None = None,
     ) -> None:
-        """`head`: the plan without its actions; `summary`: their counts by kind."""
+        """`head`: the plan without its actions; `summary`: their counts by kind; `kept`:
+        `CompactRecords`'."""
         self.head, self.summary, self.version = head, summary, version
         self.indent = indent and version == 1
         self.key = seal_key
         self.seals: dict[str, str] = {}
-        self.compact = CompactRecords(head) if version == COMPACT_VERSION else None
+        self.compact = CompactRecords(head, kept) if version == COMPACT_VERSION else None
         self.count = 0
         self.empty = not summary
 

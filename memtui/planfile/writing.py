@@ -10,6 +10,7 @@ from pathlib import Path
 from memtui.engine.plan import Action, Plan
 from memtui.errors import MemtuiError
 from memtui.jsonout import dumps
+from memtui.model import Memory
 from memtui.planfile.compact import compact_plan
 from memtui.planfile.full import full_json, full_json_parts
 from memtui.planfile.seals import seals_for
@@ -88,6 +89,7 @@ def write_streamed(
     json_version: int = 1,
     each: Callable[[Action], None] | None = None,
     before: Callable[[], None] | None = None,
+    kept: Callable[[Memory], bool] | None = None,
 ) -> None:
     """A streamed plan (`head` without its actions, their `summary`, the `actions` once) to
     the plan file at `path` (as `write` writes it), to `json_out` (as `json_parts` prints it)
@@ -101,9 +103,10 @@ def write_streamed(
             file = AtomicFile(target)
         except OSError as e:
             raise _unwritten(target, e) from None
-        outputs.append((PlanWriter(head, summary, version, seal_key=seal_key), file.write))
+        writer = PlanWriter(head, summary, version, seal_key=seal_key, kept=kept)
+        outputs.append((writer, file.write))
     if json_out is not None:
-        outputs.append((PlanWriter(head, summary, json_version, indent=False), json_out))
+        outputs.append((PlanWriter(head, summary, json_version, indent=False, kept=kept), json_out))
     try:
         if before is not None:
             before()

@@ -14,7 +14,7 @@ once and named after that.
 from __future__ import annotations
 
 import dataclasses
-import io
+import operator
 import pickle
 import tempfile
 from collections import Counter
@@ -43,7 +43,7 @@ from memtui.engine.planner import (
 )
 from memtui.engine.profiles import Profile
 from memtui.gcpause import gc_paused
-from memtui.model import Memory
+from memtui.model import Memory, memory_values
 from memtui.service.parallel_plan import Work, can_fork, default_jobs, each_part, plan_in_parallel
 from memtui.traits import OWN_IDS, IdStyle
 
@@ -61,6 +61,9 @@ class StreamedPlan:
     touched: int
     waiting: int
     actions: Iterator[Action]
+    kept: Callable[[Memory], bool] | None = None
+    """Whether a later action may hold this very record (None: any may; planfile's
+    `CompactRecords`)."""
 
     @classmethod
     def of(cls, plan: Plan) -> StreamedPlan:
@@ -142,6 +145,7 @@ def plan_streamed(
         sum(s.touched for s in summaries),
         sum(s.waiting for s in summaries),
         join_stream(spool.parts(), ids, now, wide),
+        spool.kept,
     )
 
 
@@ -173,10 +177,15 @@ def _one_by_one(
 
 
 Record = tuple[Any, Action, Seeds]
+_ACTION = ("id", "kind", "targets", "rule", "scores", "reason", "depends_on")
+_ACTION_MORE = ("needs_decision", "actor", "details")
+_ACTION_VALUES = operator.attrgetter(*_ACTION, *_ACTION_MORE)
 
 
 class _Spool:
-    """Users' parts in an unnamed temporary file, read back a piece at a time per user."""
+    """Users' parts in an unnamed temporary file, read back a piece at a time per user. A
+    record travels as its place in the store, as the serial of one a user's actions share
+    (sent whole the first time), or as its fields."""
 
     def __init__(self, memories: Sequence[Memory]) -> None:
         self.memories = memories
@@ -184,60 +193,86 @@ class _Spool:
         # unnamed, so gone with the process; closed when the stream is
         self.file: IO[bytes] = tempfile.TemporaryFile(prefix="memtui-plan-")  # noqa: SIM115
         self.pieces: list[list[tuple[int, int]]] = []  # per user: where each piece lies
+        self.held: set[int] = set()  # the shared records read back (alive until the end)
 
     def add(self, records: list[Record]) -> None:
-        """One user's records (key order), the records its actions share named once."""
+        """One user's records (key order)."""
         uses: dict[int, int] = {}
         for _, action, _ in records:
             for ident in {id(m) for m in (*action.before, *action.after)}:
                 uses[ident] = uses.get(ident, 0) + 1
-        shared = {i for i, n in uses.items() if n > 1 and i not in self.place}
-        sent: dict[int, int] = {}
-        spans = []
-        for at in range(0, len(records), CHUNK):
-            piece = records[at : at + CHUNK]
-            fresh: dict[int, tuple[int, Memory]] = {}
-            for _, action, _ in piece:
-                for m in (*action.before, *action.after):
-                    if id(m) in shared and id(m) not in sent and id(m) not in fresh:
-                        fresh[id(m)] = (len(sent) + len(fresh), m)
-            start = self.file.tell()
-            pickler = pickle.Pickler(self.file, pickle.HIGHEST_PROTOCOL)
-            pickler.persistent_id = self._named(sent)  # type: ignore[method-assign]
-            pickler.dump((list(fresh.values()), piece))
-            spans.append((start, self.file.tell()))
-            sent.update((ident, serial) for ident, (serial, _) in fresh.items())
-        self.pieces.append(spans)
-
-    def _named(self, sent: dict[int, int]) -> Callable[[object], object]:
         place = self.place
+        shared = {i for i, n in uses.items() if n > 1 and i not in place}
+        sent: dict[int, int] = {}
 
-        def named(obj: object) -> object:
-            if type(obj) is not Memory:
-                return None
-            at = place.get(id(obj))
+        def ref(m: Memory) -> Any:
+            at = place.get(id(m))
             if at is not None:
                 return at
-            serial = sent.get(id(obj))
-            return None if serial is None else ("shared", serial)
+            serial = sent.get(id(m))
+            if serial is not None:
+                return serial, None
+            if id(m) in shared:
+                serial = sent[id(m)] = len(sent)
+                return serial, memory_values(m)
+            return memory_values(m)
 
-        return named
+        spans = []
+        for at in range(0, len(records), CHUNK):
+            piece = [
+                (
+                    key,
+                    _ACTION_VALUES(a),
+                    [ref(m) for m in a.before],
+                    [ref(m) for m in a.after],
+                    seeds,
+                )
+                for key, a, seeds in records[at : at + CHUNK]
+            ]
+            start = self.file.tell()
+            pickle.dump(piece, self.file, pickle.HIGHEST_PROTOCOL)
+            spans.append((start, self.file.tell()))
+        self.pieces.append(spans)
+
+    def kept(self, memory: Memory) -> bool:
+        """Whether a later action may hold this very record."""
+        return id(memory) in self.place or id(memory) in self.held
 
     def parts(self) -> list[Iterator[Record]]:
         return [self._read(spans) for spans in self.pieces]
 
     def _read(self, spans: list[tuple[int, int]]) -> Iterator[Record]:
         known: dict[int, Memory] = {}
-        memories = self.memories
+        memories, held = self.memories, self.held
 
-        def load(pid: Any) -> Memory:
-            return memories[pid] if isinstance(pid, int) else known[pid[1]]
+        def record(ref: Any) -> Memory:
+            if isinstance(ref, int):
+                return memories[ref]
+            if isinstance(ref[0], int) and len(ref) == 2:
+                serial, values = ref
+                if values is None:
+                    return known[serial]
+                m = known[serial] = Memory(*values)
+                held.add(id(m))
+                return m
+            return Memory(*ref)
 
         for start, end in spans:
             self.file.seek(start)
-            unpickler = pickle.Unpickler(io.BytesIO(self.file.read(end - start)))
-            unpickler.persistent_load = load  # type: ignore[method-assign]
-            fresh, piece = unpickler.load()
-            for serial, m in fresh:
-                known[serial] = m
-            yield from piece
+            for key, values, before, after, seeds in pickle.loads(self.file.read(end - start)):
+                ident, kind, targets, rule, scores, reason, deps, decide, actor, details = values
+                action = Action(
+                    ident,
+                    kind,
+                    targets,
+                    [record(r) for r in before],
+                    [record(r) for r in after],
+                    rule,
+                    scores,
+                    reason,
+                    deps,
+                    decide,
+                    actor,
+                    details,
+                )
+                yield key, action, seeds

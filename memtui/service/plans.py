@@ -135,6 +135,7 @@ class Plans(Part):
             json_version=json_version,
             each=each,
             before=before,
+            kept=plan.kept,
         )
 
     def _inputs(
