@@ -15,6 +15,7 @@ from memtui.engine.plan import Action, Plan, plan_changes
 from memtui.engine.planner import Cancelled, Progress
 from memtui.engine.profiles import Profile
 from memtui.errors import MemtuiError
+from memtui.gcpause import gc_paused
 from memtui.model import Memory, Status
 from memtui.planfile.checks import check_made_for
 from memtui.service.base import Part, embeddings_folder
@@ -124,6 +125,19 @@ class Plans(Part):
         """The streamed plan's actions, once: to the plan file `out` (as `write_plan` writes
         it), to `json_out` (as `plan_json_parts` gives it) and to `each`; `before` first,
         once the file is open."""
+        with gc_paused():  # the records it makes are freed by their counts, not by the collector
+            self._write_stream(plan, out, version, json_out, json_version, each, before)
+
+    def _write_stream(
+        self,
+        plan: StreamedPlan,
+        out: str | None,
+        version: int,
+        json_out: Callable[[bytes], None] | None,
+        json_version: int,
+        each: Callable[[Action], None] | None,
+        before: Callable[[], None] | None,
+    ) -> None:
         planfile.write_streamed(
             plan.head,
             plan.summary,
