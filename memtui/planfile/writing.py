@@ -104,7 +104,7 @@ def write_streamed(
         except OSError as e:
             raise _unwritten(target, e) from None
         writer = PlanWriter(head, summary, version, seal_key=seal_key, kept=kept)
-        outputs.append((writer, file.write))
+        outputs.append((writer, _written(file, target)))
     if json_out is not None:
         outputs.append((PlanWriter(head, summary, json_version, indent=False, kept=kept), json_out))
     try:
@@ -112,9 +112,22 @@ def write_streamed(
             before()
         tee(actions, outputs, each)
         if file is not None:
-            file.commit()
-    except OSError as e:
-        raise _unwritten(file.path if file else Path("-"), e) from None
+            _written(file, target)(None)
     finally:
         if file is not None:
             file.discard()
+
+
+def _written(file: AtomicFile, target: Path) -> Callable[[bytes | None], None]:
+    """Writing a piece of the file (None: committing it); its failures said as `write`'s."""
+
+    def put(data: bytes | None) -> None:
+        try:
+            if data is None:
+                file.commit()
+            else:
+                file.write(data)
+        except OSError as e:
+            raise _unwritten(target, e) from None
+
+    return put
