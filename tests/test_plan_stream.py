@@ -8,6 +8,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memtui import planfile
 from memtui.demo.generate import make_demo_memories
@@ -81,3 +83,19 @@ def test_fixture_stores_stream_their_plan_files(name: str) -> None:
             writer = PlanWriter(sp.head, sp.summary, version, seal_key=KEY)
             got = b"".join(pieces(writer, sp.actions))
             assert got == planfile.to_bytes(plan, version, seal_key=KEY), (profile, version)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    size=st.integers(40, 400),
+    users=st.integers(2, 7),
+    seed=st.integers(0, 10_000),
+    profile=st.sampled_from(["longterm", "default", "thesearch"]),
+    version=st.sampled_from([1, 2]),
+)
+def test_any_multi_user_store_streams_its_whole_plan_file(
+    size: int, users: int, seed: int, profile: str, version: int
+) -> None:
+    memories = _in_turn(size, users, seed)
+    whole = _whole(memories, profile, version, version == 1, KEY)
+    assert _streamed(memories, profile, version, version == 1, KEY, 1) == whole
