@@ -17,6 +17,15 @@ The plans of both must be the same: the files byte for byte or, where the file l
 Figures (2 cores, not quiet: other jobs ran), `--entries 2000 --users 2`, the pi line, CPU s /
 peak MB: 5.5 / 609 before, 2.9 / 313 after building pi's 1.47 M candidate pairs as arrays
 (engine/candidates.py `PairTable`) instead of `Pair` objects; the same file.
+
+Plans streamed user by user (issue 24 item 2; `--before 60e41f2`, 100,000 entries / 100 users,
+2 cores shared with other jobs and with bench/plan_memory_bench.py, so the walls are noisy),
+wall s / CPU s / peak MB, before → after, every file the same byte for byte:
+longterm --out 24.9 / 11.0 / 545 → 35.1 / 16.7 / 395; longterm --out --json
+43.1 / 12.5 / 545 → 81.6 / 22.2 / 402; default --out 93.4 / 27.3 / 739 → 114.4 / 33.0 / 443;
+default --out --json 51.6 / 26.7 / 739 → 49.9 / 34.0 / 448. The peak is now the open store
+and the planning of one user; the CPU grows by a fifth to a half (the spool: each action
+pickled and read back once, and the join's renaming done per action).
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ from memtui.cli.registry import arg, command, later
 from memtui.textsafe import json_safe, one_line
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from memtui.engine.plan import Action
+    from memtui.engine.profiles import Profile
     from memtui.service import Service
     from memtui.stores.progress import CommitProgress
     from memtui.stores.protocol import MemoryStore
@@ -162,6 +166,9 @@ def cmd_plan(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
 
     now = usage_checked(lambda: parse_time(args.now, "--now")) if args.now else None
     profile = svc.profiles.profile(store, args.profile)
+    model = args.llm or args.llm_strategy
+    if svc.plans.streams(store) and not (model or (args.json and args.plan_version == 1)):
+        return _plan_streamed(args, svc, store, profile, now)
     plan = svc.plans.plan(store, profile, now=now, embeddings=args.embed, jobs=args.jobs)
     for line in svc.notices():
         print(line, file=sys.stderr)
@@ -191,6 +198,51 @@ def cmd_plan(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
         print(f"{mark}{action.id:>6} {action.kind:<9} {subject}  · {one_line(action.reason)}")
     if args.out:
         print(f"plan written to {args.out}; apply it with: memtui apply {plan.store} {args.out}")
+    return 0
+
+
+def _plan_streamed(
+    args: argparse.Namespace,
+    svc: Service,
+    store: MemoryStore,
+    profile: Profile,
+    now: datetime | None,
+) -> int:
+    """`memtui plan` written and printed as the users' parts stream (service/plan_stream.py):
+    the same file and output as the whole plan's, in less memory."""
+    from memtui.service.plans import plan_summary
+    from memtui.views import action_subject, shorten
+
+    plan = svc.plans.plan_stream(store, profile, now=now, embeddings=args.embed, jobs=args.jobs)
+    for line in svc.notices():
+        print(line, file=sys.stderr)
+    version = args.plan_version or 2
+    if args.json:
+
+        def out(part: bytes) -> None:
+            sys.stdout.write(json_safe(part.decode("utf-8", "surrogatepass")))
+
+        json_version = args.plan_version or 1
+        svc.plans.write_stream(plan, args.out, version, json_out=out, json_version=json_version)
+        sys.stdout.write("\n")
+        return 0
+
+    def head() -> None:
+        print(plan_summary(plan))
+        similarity = plan.head.params.get("similarity") or {}
+        if similarity.get("model"):
+            print(f"similarity {similarity['method']} (model {similarity['model']})")
+
+    def listed(action: Action) -> None:
+        mark = "?" if action.needs_decision else " "
+        subject = shorten(one_line(action_subject(action)), 50)
+        print(f"{mark}{action.id:>6} {action.kind:<9} {subject}  · {one_line(action.reason)}")
+
+    svc.plans.write_stream(plan, args.out, version, each=listed, before=head)
+    if args.out:
+        print(
+            f"plan written to {args.out}; apply it with: memtui apply {plan.head.store} {args.out}"
+        )
     return 0
 
 

@@ -9,8 +9,10 @@ dependencies.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+import heapq
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -20,12 +22,15 @@ from memtui.engine.ids import IdMaker, TakenIds
 from memtui.engine.plan import FOLLOWS, Action, Plan
 from memtui.engine.profiles import Profile
 from memtui.engine.rules.expire import protected_entries
+from memtui.engine.rules.guard import GUARD
+from memtui.engine.rules.health import HEALTH, health_figures
 from memtui.engine.rules.pi_dedupe_fold import DEDUPE_RULE, redo_pi_dedupe
 from memtui.engine.rules.run import Builder, MergedText, Place, PlanRun, Progress, Step
 from memtui.engine.rules.table import EXPIRE_STEPS, MERGE_RULE_STEPS, lowest_line, steps_for
+from memtui.engine.wholesale import hold_wholesale
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
-from memtui.model import Memory
+from memtui.model import Memory, Status
 from memtui.times import to_base36, to_epoch_ms
 from memtui.traits import OWN_IDS, IdStyle
 
@@ -38,7 +43,10 @@ __all__ = [
     "Step",
     "StoreWide",
     "UserPlan",
+    "UserSummary",
     "by_user",
+    "finish_user",
+    "join_stream",
     "join_users",
     "make_plan",
     "plan_each_user",
@@ -47,6 +55,8 @@ __all__ = [
     "redo_pi_dedupe",
     "steps_for",
     "store_wide",
+    "stream_head",
+    "streams_by_user",
 ]
 
 
@@ -151,6 +161,8 @@ class StoreWide:
     taken: TakenIds
     origin: Mapping[str, int]
     """Each entry's place in the store."""
+    first_active: Mapping[str | None, int] = field(default_factory=dict)
+    """Each user's first active entry's place (the wholesale guard's order of users)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +195,16 @@ def store_wide(memories: Sequence[Memory], profile: Profile) -> StoreWide:
         frozenset(protected_entries(memories, profile.protect_top)),
         TakenIds.of(m.id for m in memories),
         {m.id: n for n, m in enumerate(memories)},
+        _first_active(memories),
     )
+
+
+def _first_active(memories: Sequence[Memory]) -> dict[str | None, int]:
+    out: dict[str | None, int] = {}
+    for n, m in enumerate(memories):
+        if m.status is Status.ACTIVE and m.user_id not in out:
+            out[m.user_id] = n
+    return out
 
 
 def plan_user(
@@ -261,6 +282,129 @@ def join_users(
         if step.store_wide:
             step.run(run)
     return _plan_of(run, store, store_format, fingerprint)
+
+
+# -- streamed: the plan's actions one at a time -------------------------------------------------
+
+_STREAMED_WIDE = (GUARD, HEALTH)
+"""The store-wide steps a streamed plan does without the whole plan: the guard user by user
+(`finish_user`), the health figures from counts (`stream_head`)."""
+
+
+def streams_by_user(profile: Profile) -> bool:
+    """Whether the profile's plan can be made user by user and joined as a stream."""
+    wide = [s for s in steps_for(profile) if s.store_wide]
+    return plans_by_user(profile) and all(s in _STREAMED_WIDE for s in wide)
+
+
+@dataclass(slots=True)
+class UserSummary:
+    """What the streamed plan's header and counts need of one user's part."""
+
+    kinds: Counter[str]
+    touched: int
+    waiting: int
+    warning: tuple[int, str] | None
+    """The wholesale guard's line for the user and where it goes (`StoreWide.first_active`)."""
+
+
+def finish_user(
+    part: UserPlan, memories: Sequence[Memory], profile: Profile, wide: StoreWide
+) -> UserSummary:
+    """The store-wide steps' share of one user's part (the guard holds its actions here, as
+    the whole-store guard would: no action touches another user's entries), and its counts."""
+    warning = None
+    if GUARD in steps_for(profile):
+        lines = hold_wholesale(
+            part.actions, memories, profile.archive_line, len(wide.first_active) <= 1
+        )
+        if lines:
+            [line] = lines  # one user's entries: one line at most
+            warning = (wide.first_active[memories[0].user_id], line)
+    return UserSummary(
+        Counter(a.kind for a in part.actions),
+        len({t for a in part.actions for t in a.targets}),
+        sum(a.needs_decision for a in part.actions),
+        warning,
+    )
+
+
+def stream_head(
+    memories: Sequence[Memory],
+    profile: Profile,
+    now: datetime,
+    wide: StoreWide,
+    summaries: Iterable[UserSummary],
+    *,
+    store: str = "",
+    store_format: str = "native",
+    ids: IdStyle = OWN_IDS,
+    fingerprint: str = "",
+    last_run: datetime | None = None,
+    embeddings: Embeddings | None = None,
+) -> Plan:
+    """The streamed plan without its actions: what its file says before and after them."""
+    b = Builder((), ids, now, profile.cluster_max, taken=wide.taken)
+    if profile.method == "memtui":
+        b.embeddings = embeddings
+    run = _run(b, memories, profile, now, wide.decay, _reporter(None, None))
+    kinds: Counter[str] = Counter()
+    warnings = []
+    for summary in summaries:
+        kinds.update(summary.kinds)
+        if summary.warning is not None:
+            warnings.append(summary.warning)
+    if HEALTH in steps_for(profile):
+        run.health = health_figures(memories, kinds, now, wide.decay, last_run)
+    run.warnings = [line for _, line in sorted(warnings)]
+    return _plan_of(run, store, store_format, fingerprint)
+
+
+Seeds = list[tuple[str, tuple[str, ...]]]
+Sorted = Iterable[tuple[Place, Action, Seeds]]
+"""One user's actions in the order of their keys (then as made), each with the ids it drew."""
+
+
+def in_key_order(part: UserPlan) -> list[tuple[Place, Action, Seeds]]:
+    """A user's part as `join_stream` takes it."""
+    seeds: dict[int, Seeds] = {}
+    for n, ident, members in part.seeds:
+        seeds.setdefault(n, []).append((ident, members))
+    order = sorted(range(len(part.actions)), key=lambda n: (part.keys[n], n))
+    return [(part.keys[n], part.actions[n], sorted(seeds.get(n, []))) for n in order]
+
+
+def join_stream(
+    parts: Sequence[Sorted], style: IdStyle, now: datetime, wide: StoreWide
+) -> Iterator[Action]:
+    """`join_users`' actions one at a time, from parts read one action at a time: merged in
+    key order, renumbered, their new ids drawn again in that order (`_same_ids`)."""
+    names: list[dict[str, str]] = [{} for _ in parts]
+    drawn: list[dict[str, str]] = [{} for _ in parts]
+    maker = IdMaker(style, (), now, index=wide.taken)
+    streams = [_numbered(user, part) for user, part in enumerate(parts)]
+    for number, (_, user, _, action, seeds) in enumerate(heapq.merge(*streams), start=1):
+        mine, renamed = names[user], drawn[user]
+        mine[action.id] = f"a{number}"
+        for ident, members in seeds:
+            again = maker.new("|".join(renamed.get(m, m) for m in members))
+            if again != ident:
+                renamed[ident] = again
+        if FOLLOWS in action.details:
+            action.details = {**action.details, FOLLOWS: [mine[i] for i in action.details[FOLLOWS]]}
+        if action.depends_on:
+            action.depends_on = sorted(
+                (mine[d] for d in action.depends_on), key=lambda a: int(a[1:])
+            )
+        action.id = mine[action.id]
+        if renamed:
+            _rename(action, renamed)
+        yield action
+
+
+def _numbered(user: int, part: Sorted) -> Iterator[tuple[Place, int, int, Action, Seeds]]:
+    for n, (key, action, seeds) in enumerate(part):
+        yield key, user, n, action, seeds
 
 
 def _same_ids(

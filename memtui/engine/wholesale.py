@@ -74,10 +74,14 @@ def _going(action: Action, archive_line: float | None) -> str | None:
 
 
 def wholesale(
-    actions: Sequence[Action], memories: Iterable[Memory], archive_line: float | None
+    actions: Sequence[Action],
+    memories: Iterable[Memory],
+    archive_line: float | None,
+    only_user: bool | None = None,
 ) -> list[Wholesale]:
     """The users of whom the actions would take more than `SHARE` of the active entries out
-    of use, in the order of the store."""
+    of use, in the order of the store. `only_user`: whether the store has one user with active
+    entries (default: whether `memories` has; given when they are one user's of a store)."""
     active: Counter[str | None] = Counter()
     for m in memories:
         if m.status is Status.ACTIVE:
@@ -88,7 +92,7 @@ def wholesale(
         if verb is not None:
             was = action.before[0]
             going.setdefault(was.user_id, {})[was.id] = verb
-    only = len(active) <= 1
+    only = len(active) <= 1 if only_user is None else only_user
     return [
         Wholesale(user, going[user], total, only)
         for user, total in active.items()
@@ -97,11 +101,14 @@ def wholesale(
 
 
 def hold_wholesale(
-    actions: Sequence[Action], memories: Iterable[Memory], archive_line: float | None
+    actions: Sequence[Action],
+    memories: Iterable[Memory],
+    archive_line: float | None,
+    only_user: bool | None = None,
 ) -> list[str]:
     """Mark the actions of each user who crosses the line as needing a decision, saying why;
     the plan's lines, one per such user. Holding again changes nothing."""
-    found = wholesale(actions, memories, archive_line)
+    found = wholesale(actions, memories, archive_line, only_user)
     held = {ident: w for w in found for ident in w.going}
     for action in actions:
         w = held.get(action.before[0].id) if len(action.before) == 1 else None

@@ -6,7 +6,7 @@ a plan made in memory never passes through here on its way to being applied."""
 
 from memtui.planfile.reading import PLAN_SIZE_LIMIT, PLAN_V2_SIZE_LIMIT, load, read_file
 from memtui.planfile.seals import load_key
-from memtui.planfile.writing import json_parts, to_bytes, write
+from memtui.planfile.writing import json_parts, to_bytes, write, write_streamed
 
 __all__ = [
     "PLAN_SIZE_LIMIT",
@@ -17,4 +17,5 @@ __all__ = [
     "read_file",
     "to_bytes",
     "write",
+    "write_streamed",
 ]

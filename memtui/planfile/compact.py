@@ -92,54 +92,81 @@ def _decay_params(plan: Plan) -> tuple[float, float | None] | None:
 
 def compact_plan(plan: Plan) -> dict[str, Any]:
     """The plan as a version-2 file holds it."""
-    fp = _memo_fingerprint()
-    params = _decay_params(plan)
-    below = _expire_below(plan.params)
-    tried = recipes(plan.params)
-    reasons: dict[str, int] = {}  # the absorb rows' reasons, numbered across the file
-    touched: dict[str, str] = {}  # entry → the last action that targets it
-    position: dict[str, int] = {}
-    last_after: dict[str, Memory] = {}  # entry → as the last action leaves it
-    actions: list[dict[str, Any]] = []
-    # the open bulk record: consecutive rows of one kind and rule (and absorb recipe) share
-    # it, so that the file keeps the plan's order of actions
-    open_bulk: dict[tuple[str, str, Recipe | None], dict[str, Any]] = {}
-    for n, action in enumerate(plan.actions):
-        position[action.id] = n
+    records = CompactRecords(plan)
+    actions = [record for action in plan.actions for record in records.feed(action)]
+    return plan.file_fields([*actions, *records.close()], COMPACT_VERSION)
+
+
+_GONE = Memory(id="", content="")
+"""The record an action left that no later action holds (`CompactRecords.kept`)."""
+
+
+class CompactRecords:
+    """A version-2 file's action records, action by action: `feed` returns the records it
+    completes (a bulk record is complete when a record of another kind or rule follows)."""
+
+    def __init__(self, plan: Plan, kept: Callable[[Memory], bool] | None = None) -> None:
+        """`plan`: the plan's time and params (its actions are fed). `kept`, for actions fed
+        as a stream: whether a later action may hold this very record (only those are
+        held here, and fingerprints are not kept from one action to the next)."""
+        self.plan = plan
+        self.kept = kept
+        self.fp = _memo_fingerprint()
+        self.params = _decay_params(plan)
+        self.below = _expire_below(plan.params)
+        self.tried = recipes(plan.params)
+        self.reasons: dict[str, int] = {}  # the absorb rows' reasons, numbered across the file
+        self.touched: dict[str, str] = {}  # entry → the last action that targets it
+        self.position: dict[str, int] = {}
+        self.last_after: dict[str, Memory] = {}  # entry → as the last action leaves it
+        # the open bulk record: consecutive rows of one kind and rule (and absorb recipe)
+        # share it, so that the file keeps the plan's order of actions
+        self.open_bulk: dict[tuple[str, str, Recipe | None], dict[str, Any]] = {}
+
+    def feed(self, action: Action) -> list[dict[str, Any]]:
+        if self.kept is not None:
+            self.fp = _memo_fingerprint()
+        plan, fp, open_bulk = self.plan, self.fp, self.open_bulk
+        self.position[action.id] = len(self.position)
         recipe: Recipe | None = None
         bulk = kind_of(action.kind).bulk
         if bulk == "decay":
-            row = _decay_row(unheld(action), plan, params, fp)
+            row = _decay_row(unheld(action), plan, self.params, fp)
         elif bulk == "expiry":
-            row = _expiry_row(unheld(action), plan, below, fp)
+            row = _expiry_row(unheld(action), plan, self.below, fp)
         elif bulk == "absorb":
-            deps = preceding(action.targets, touched, position)
+            deps = preceding(action.targets, self.touched, self.position)
             first = [r for _, rule, r in open_bulk if r is not None and rule == action.rule]
-            made = absorb_row(action, plan.now, [*first, *tried], fp, last_after, deps)
+            made = absorb_row(action, plan.now, [*first, *self.tried], fp, self.last_after, deps)
             row, recipe = made if made is not None else (None, None)
         else:
             row = None
         for ident in action.targets:
-            touched[ident] = action.id
+            self.touched[ident] = action.id
+        kept = self.kept
         for memory in action.after:
-            last_after[memory.id] = memory
+            self.last_after[memory.id] = memory if kept is None or kept(memory) else _GONE
         if row is None:
-            actions.append(_compact_action(action, fp))
-            open_bulk.clear()
-            continue
+            return [*self.close(), _compact_action(action, fp)]
         held = open_bulk.get((action.kind, action.rule, recipe))
+        done = []
         if held is None:
-            open_bulk.clear()
+            done = self.close()
             held = open_bulk[action.kind, action.rule, recipe] = _bulk_record(action, recipe)
-            actions.append(held)
         if recipe is not None:
-            index = reasons.get(action.reason)
+            index = self.reasons.get(action.reason)
             if index is None:
-                index = reasons[action.reason] = len(reasons)
+                index = self.reasons[action.reason] = len(self.reasons)
                 held["reasons"].append(action.reason)
             row[6] = index
         held["rows"].append(row)
-    return plan.file_fields(actions, COMPACT_VERSION)
+        return done
+
+    def close(self) -> list[dict[str, Any]]:
+        """The open bulk record, now complete."""
+        done = list(self.open_bulk.values())
+        self.open_bulk.clear()
+        return done
 
 
 def _bulk_record(action: Action, recipe: Recipe | None) -> dict[str, Any]:

@@ -4,15 +4,17 @@ person's decisions and the seals of its wording; never over a file that is not a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from memtui.engine.plan import Plan
+from memtui.engine.plan import Action, Plan
 from memtui.errors import MemtuiError
 from memtui.jsonout import dumps
+from memtui.model import Memory
 from memtui.planfile.compact import compact_plan
 from memtui.planfile.full import full_json, full_json_parts
 from memtui.planfile.seals import seals_for
+from memtui.planfile.streaming import AtomicFile, PlanWriter, tee
 from memtui.stores.file.files import atomic_write
 
 _PLAN_HEAD = re.compile(rb'^\{\s*"format"\s*:\s*"memtui-plan"')
@@ -46,6 +48,15 @@ def json_parts(plan: Plan, version: int = 1) -> Iterator[bytes]:
 
 
 def write(plan: Plan, path: str, version: int = 2, seal_key: bytes | None = None) -> None:
+    target = checked_target(path)
+    try:
+        atomic_write(target, to_bytes(plan, version, seal_key=seal_key), mode=0o600)
+    except OSError as e:
+        raise _unwritten(target, e) from None
+
+
+def checked_target(path: str) -> Path:
+    """Where a plan file may be written: a new file or a plan file (never something else)."""
     target = Path(path).expanduser()
     if target.exists() and not target.is_file():
         raise MemtuiError(f"{target}: is not a regular file; not writing the plan there")
@@ -57,11 +68,66 @@ def write(plan: Plan, path: str, version: int = 2, seal_key: bytes | None = None
             head = b""
         if not _PLAN_HEAD.match(head):
             raise MemtuiError(f"{target}: exists and is not a memtui plan; not overwriting it")
+    return target
+
+
+def _unwritten(target: Path, e: OSError) -> MemtuiError:
+    if isinstance(e, FileNotFoundError):
+        return MemtuiError(f"{target}: its folder does not exist; the plan was not written")
+    return MemtuiError(f"{target}: cannot write the plan there ({e.strerror})")
+
+
+def write_streamed(
+    head: Plan,
+    summary: dict[str, int],
+    actions: Iterator[Action],
+    path: str | None,
+    version: int = 2,
+    *,
+    seal_key: bytes | None = None,
+    json_out: Callable[[bytes], None] | None = None,
+    json_version: int = 1,
+    each: Callable[[Action], None] | None = None,
+    before: Callable[[], None] | None = None,
+    kept: Callable[[Memory], bool] | None = None,
+) -> None:
+    """A streamed plan (`head` without its actions, their `summary`, the `actions` once) to
+    the plan file at `path` (as `write` writes it), to `json_out` (as `json_parts` prints it)
+    and to `each`, in one pass: its actions are never all held. `before` is called once the
+    file is open (nothing is said of a plan that cannot be written)."""
+    outputs: list[tuple[PlanWriter, Callable[[bytes], None]]] = []
+    file = None
+    if path is not None:
+        target = checked_target(path)
+        try:
+            file = AtomicFile(target)
+        except OSError as e:
+            raise _unwritten(target, e) from None
+        writer = PlanWriter(head, summary, version, seal_key=seal_key, kept=kept)
+        outputs.append((writer, _written(file, target)))
+    if json_out is not None:
+        outputs.append((PlanWriter(head, summary, json_version, indent=False, kept=kept), json_out))
     try:
-        atomic_write(target, to_bytes(plan, version, seal_key=seal_key), mode=0o600)
-    except FileNotFoundError:
-        raise MemtuiError(
-            f"{target}: its folder does not exist; the plan was not written"
-        ) from None
-    except OSError as e:
-        raise MemtuiError(f"{target}: cannot write the plan there ({e.strerror})") from None
+        if before is not None:
+            before()
+        tee(actions, outputs, each)
+        if file is not None:
+            _written(file, target)(None)
+    finally:
+        if file is not None:
+            file.discard()
+
+
+def _written(file: AtomicFile, target: Path) -> Callable[[bytes | None], None]:
+    """Writing a piece of the file (None: committing it); its failures said as `write`'s."""
+
+    def put(data: bytes | None) -> None:
+        try:
+            if data is None:
+                file.commit()
+            else:
+                file.write(data)
+        except OSError as e:
+            raise _unwritten(target, e) from None
+
+    return put

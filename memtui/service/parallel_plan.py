@@ -16,7 +16,7 @@ import multiprocessing
 import os
 import pickle
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -54,12 +54,12 @@ def usable_cores() -> int:
 
 
 def default_jobs(entries: int, users: int) -> int:
-    if users < 2 or entries < SMALL_STORE or not _can_fork():
+    if users < 2 or entries < SMALL_STORE or not can_fork():
         return 1
     return max(1, min(usable_cores(), users))
 
 
-def _can_fork() -> bool:
+def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
@@ -98,11 +98,11 @@ def plan_in_parallel(
             embeddings=embeddings,
         )
 
-    if jobs <= 1 or len(users) < 2 or not plans_by_user(profile) or not _can_fork():
+    if jobs <= 1 or len(users) < 2 or not plans_by_user(profile) or not can_fork():
         return whole()
     with gc_paused():
         wide = store_wide(memories, profile)
-        work = _Work(memories, users, profile, now, wide, ids, embeddings)
+        work = Work(memories, users, profile, now, wide, ids, embeddings)
         parts = _parts(work, jobs, progress, cancelled)
         return join_users(
             parts,
@@ -120,7 +120,9 @@ def plan_in_parallel(
 
 
 @dataclass(frozen=True, slots=True)
-class _Work:
+class Work:
+    """What the workers plan (read from the parent's memory, never sent)."""
+
     memories: Sequence[Memory]
     users: list[list[Memory]]
     profile: Profile
@@ -131,34 +133,45 @@ class _Work:
 
 
 # what the forked workers read (set before the pool forks, so never sent to them)
-_WORK: _Work | None = None
+_WORK: Work | None = None
 _CHUNKS: list[tuple[int, int]] = []
 
 
 def _parts(
-    work: _Work,
+    work: Work,
     jobs: int,
     progress: Progress | None,
     cancelled: Callable[[], bool] | None,
 ) -> list[UserPlan]:
+    return list(each_part(work, jobs, progress, cancelled))
+
+
+def each_part(
+    work: Work,
+    jobs: int,
+    progress: Progress | None,
+    cancelled: Callable[[], bool] | None,
+) -> Iterator[UserPlan]:
+    """Each user's part in user order, as the workers finish them."""
     global _WORK, _CHUNKS
     _CHUNKS = _chunks([len(u) for u in work.users], jobs * CHUNKS_PER_JOB)
     _WORK = work
-    parts: list[UserPlan] = []
+    done = 0
     try:
         with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_start) as pool:
             for found in pool.imap(_plan_chunk, range(len(_CHUNKS))):
-                parts += _received(found, work.memories)
+                parts = _received(found, work.memories)
+                done += len(parts)
+                yield from parts
                 if cancelled is not None and cancelled():
                     raise Cancelled("planning cancelled")  # leaving the pool ends the workers
                 if progress is not None:
                     total = len(work.users)
-                    progress(f"users {len(parts)}/{total}", len(parts) / total)
+                    progress(f"users {done}/{total}", done / total)
             pool.close()
             pool.join()
     finally:
         _WORK, _CHUNKS = None, []
-    return parts
 
 
 def _worker_start() -> None:

@@ -11,15 +11,17 @@ from datetime import datetime
 from memtui import locations, planfile
 from memtui.config import llm_settings
 from memtui.engine.embedded import Embeddings
-from memtui.engine.plan import Plan, plan_changes
+from memtui.engine.plan import Action, Plan, plan_changes
 from memtui.engine.planner import Cancelled, Progress
 from memtui.engine.profiles import Profile
 from memtui.errors import MemtuiError
+from memtui.gcpause import gc_paused
 from memtui.model import Memory, Status
 from memtui.planfile.checks import check_made_for
 from memtui.service.base import Part, embeddings_folder
 from memtui.service.parallel_plan import plan_in_parallel
 from memtui.service.plan_notes import plan_notes, profile_for
+from memtui.service.plan_stream import StreamedPlan, plan_streamed
 from memtui.stores import Actor, Change, Transaction
 from memtui.stores.progress import CommitProgress
 from memtui.stores.protocol import MemoryStore
@@ -34,6 +36,21 @@ class LlmRequest:
     strategies: Sequence[str] = ()
     url: str | None = None
     model: str | None = None
+
+
+STREAM_FROM = 50_000
+"""Entries from which a plan is streamed: below, holding the whole plan costs less than
+100 MB (bench/plan_memory_bench.py: about 3.5 KB an entry whole, 1.8 streamed) and the
+whole path is 20-50 % less CPU (bench/plan_scale_bench.py)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Inputs:
+    profile: Profile  # as the store's format can hold it (plan_notes.profile_for)
+    memories: Sequence[Memory]
+    when: datetime
+    last_run: datetime | None
+    vectors: Embeddings | None
 
 
 class Plans(Part):
@@ -57,6 +74,109 @@ class Plans(Part):
         `embeddings`, the `memtui` method adds local sentence embeddings (computed here, in
         the caller's thread, and cached beside the store); without the embed extra the plan is
         lexical and `notices()` says once how to get it. `params["similarity"]` says which."""
+        got = self._inputs(store, profile, now, progress, cancelled, embeddings)
+        plan = plan_in_parallel(
+            got.memories,
+            got.profile,
+            got.when,
+            jobs=jobs,
+            store=str(store.path),
+            store_format=store.format_name,
+            ids=store.traits.ids,
+            fingerprint=store.fingerprint,
+            last_run=got.last_run,
+            progress=progress,
+            cancelled=cancelled,
+            embeddings=got.vectors,
+        )
+        plan.warnings += plan_notes(store, plan)
+        return plan
+
+    def streams(self, store: MemoryStore) -> bool:
+        """Whether `memtui plan` streams this store's plan to its file and `--json` (the same
+        bytes, in less memory, at some more CPU): from `STREAM_FROM` entries, and not where the
+        format adds notes from the whole plan (a Claude Code index, Hermes' caps)."""
+        return len(store) >= STREAM_FROM and not store.traits.plan_notes
+
+    def plan_stream(
+        self,
+        store: MemoryStore,
+        profile: Profile,
+        *,
+        now: datetime | None = None,
+        progress: Progress | None = None,
+        cancelled: Callable[[], bool] | None = None,
+        embeddings: bool = False,
+        jobs: int | None = 1,
+    ) -> StreamedPlan:
+        """`plan`, its actions streamed user by user (service/plan_stream.py): for writing
+        and printing a big plan without holding it (`write_stream`)."""
+        got = self._inputs(store, profile, now, progress, cancelled, embeddings)
+        return plan_streamed(
+            got.memories,
+            got.profile,
+            got.when,
+            jobs=jobs,
+            store=str(store.path),
+            store_format=store.format_name,
+            ids=store.traits.ids,
+            fingerprint=store.fingerprint,
+            last_run=got.last_run,
+            progress=progress,
+            cancelled=cancelled,
+            embeddings=got.vectors,
+        )
+
+    def write_stream(
+        self,
+        plan: StreamedPlan,
+        out: str | None,
+        version: int = 2,
+        *,
+        json_out: Callable[[bytes], None] | None = None,
+        json_version: int = 1,
+        each: Callable[[Action], None] | None = None,
+        before: Callable[[], None] | None = None,
+    ) -> None:
+        """The streamed plan's actions, once: to the plan file `out` (as `write_plan` writes
+        it), to `json_out` (as `plan_json_parts` gives it) and to `each`; `before` first,
+        once the file is open."""
+        with gc_paused():  # the records it makes are freed by their counts, not by the collector
+            self._write_stream(plan, out, version, json_out, json_version, each, before)
+
+    def _write_stream(
+        self,
+        plan: StreamedPlan,
+        out: str | None,
+        version: int,
+        json_out: Callable[[bytes], None] | None,
+        json_version: int,
+        each: Callable[[Action], None] | None,
+        before: Callable[[], None] | None,
+    ) -> None:
+        planfile.write_streamed(
+            plan.head,
+            plan.summary,
+            plan.actions,
+            out,
+            version,
+            seal_key=self.seal_key() if out is not None else None,
+            json_out=json_out,
+            json_version=json_version,
+            each=each,
+            before=before,
+            kept=plan.kept,
+        )
+
+    def _inputs(
+        self,
+        store: MemoryStore,
+        profile: Profile,
+        now: datetime | None,
+        progress: Progress | None,
+        cancelled: Callable[[], bool] | None,
+        embeddings: bool,
+    ) -> _Inputs:
         last_run = next((tx.at for tx in store.history() if tx.kind == "plan"), None)
         profile = profile_for(profile, store.traits)
         memories = store.memories()
@@ -70,22 +190,7 @@ class Plans(Part):
                 f"memtui: embeddings apply to the memtui method; profile {profile.name} uses "
                 f"{profile.method} (try --profile default)"
             )
-        plan = plan_in_parallel(
-            memories,
-            profile,
-            when,
-            jobs=jobs,
-            store=str(store.path),
-            store_format=store.format_name,
-            ids=store.traits.ids,
-            fingerprint=store.fingerprint,
-            last_run=last_run,
-            progress=progress,
-            cancelled=cancelled,
-            embeddings=vectors,
-        )
-        plan.warnings += plan_notes(store, plan)
-        return plan
+        return _Inputs(profile, memories, when, last_run, vectors)
 
     def _embeddings(
         self,
@@ -242,13 +347,15 @@ def apply_plan(
     )
 
 
-def plan_summary(plan: Plan) -> str:
+def plan_summary(plan: Plan | StreamedPlan) -> str:
     """The plan in a line or a few: its warnings, what it does, what waits for a decision."""
+    if isinstance(plan, Plan):
+        plan = StreamedPlan.of(plan)
     counts = ", ".join(f"{kind} {n}" for kind, n in plan.summary.items()) or "nothing to do"
-    touched = len({t for a in plan.actions for t in a.targets})
+    touched, waiting = plan.touched, plan.waiting
+    plan = plan.head
     head = "".join(f"{line}\n" for line in plan.warnings)
     head += f"{plan.profile} plan for {plan.store}: {counts} ({entry_count(touched)} touched)"
-    waiting = sum(a.needs_decision for a in plan.actions)
     if waiting:
         head += f"; {waiting} {'needs' if waiting == 1 else 'need'} a decision (marked ?)"
     if plan.health:

@@ -1,0 +1,156 @@
+"""Writing a plan file from a stream of actions, byte for byte the file `writing.to_bytes`
+writes of the whole plan: what comes before the actions (the plan's header, its warnings)
+and after them (summary, health, seals) is laid out by the same JSON writer around a mark,
+and each action is written in its place as it comes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from memtui.engine.plan import Action, Plan
+from memtui.jsonout import dumps
+from memtui.model import Memory
+from memtui.planfile.compact import COMPACT_VERSION, CompactRecords
+from memtui.planfile.seals import key_id, seal, worded
+from memtui.stores.file.files import fsync_dir, real_path
+
+_MARK = "\x00memtui-plan-actions\x00"
+_SEALS_MARK = "\x00memtui-plan-seals\x00"
+
+
+class PlanWriter:
+    """One plan file (`version`, `indent`, sealed with `seal_key`) in pieces: `start()`,
+    `add(action)` for each action in plan order, `end()`."""
+
+    def __init__(
+        self,
+        head: Plan,
+        summary: dict[str, int],
+        version: int = 2,
+        *,
+        indent: bool = True,
+        seal_key: bytes | None = None,
+        kept: Callable[[Memory], bool] | None = None,
+    ) -> None:
+        """`head`: the plan without its actions; `summary`: their counts by kind; `kept`:
+        `CompactRecords`'."""
+        self.head, self.summary, self.version = head, summary, version
+        self.indent = indent and version == 1
+        self.key = seal_key
+        self.seals: dict[str, str] = {}
+        self.compact = CompactRecords(head, kept) if version == COMPACT_VERSION else None
+        self.count = 0
+        self.empty = not summary
+
+    def _fields(self, actions: list[Any], seals: Any) -> dict[str, Any]:
+        fields = self.head.file_fields(actions, self.version)
+        fields["summary"] = self.summary
+        if self.key is not None:
+            fields["seals"] = seals
+        return fields
+
+    def start(self) -> bytes:
+        if self.empty:
+            return b""
+        text = dumps(self._fields([_MARK], _SEALS_MARK), indent=self.indent)
+        at = text.index(dumps(_MARK))
+        self.rest = text[at + len(dumps(_MARK)) :]
+        return text[:at]
+
+    def add(self, action: Action) -> bytes:
+        if self.key is not None and worded(action):
+            self.seals[action.id] = seal(self.key, self.head, action)
+        if self.compact is None:
+            return self._record(action.to_dict())
+        return b"".join(self._record(r) for r in self.compact.feed(action))
+
+    def _record(self, record: dict[str, Any]) -> bytes:
+        text = dumps(record, indent=self.indent)
+        if self.indent:
+            text = text.replace(b"\n", b"\n    ")
+        sep = b"" if not self.count else b",\n    " if self.indent else b","
+        self.count += 1
+        return sep + text
+
+    def end(self) -> bytes:
+        seals = {"key": key_id(self.key), "actions": self.seals} if self.key else None
+        if self.empty:
+            return dumps(self._fields([], seals), indent=self.indent)
+        out = b"".join(self._record(r) for r in self.compact.close()) if self.compact else b""
+        if seals is None:
+            return out + self.rest
+        text = dumps(seals, indent=self.indent)
+        if self.indent:
+            text = text.replace(b"\n", b"\n  ")
+        return out + self.rest.replace(dumps(_SEALS_MARK), text)
+
+
+class AtomicFile:
+    """A file written in pieces that appears whole or not at all (writing.py's
+    `atomic_write`, in pieces): a temp file beside it, synced, renamed over it."""
+
+    def __init__(self, path: Path, mode: int = 0o600) -> None:
+        self.path = real_path(path)
+        while True:
+            name = f".{self.path.name}.memtui-tmp-{os.getpid()}.{os.urandom(4).hex()}"
+            self.tmp = self.path.with_name(name)
+            try:
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                self.fd = os.open(self.tmp, flags, mode)
+            except FileExistsError:
+                continue
+            break
+        self.mode = mode
+        self.committed = False
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view) :]
+
+    def commit(self) -> None:
+        os.fchmod(self.fd, self.mode)
+        os.fsync(self.fd)
+        os.close(self.fd)
+        self.fd = -1
+        os.replace(self.tmp, self.path)
+        self.committed = True
+        fsync_dir(self.path.parent)
+
+    def discard(self) -> None:
+        """Gone unless committed."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        if not self.committed:
+            with contextlib.suppress(OSError):
+                os.unlink(self.tmp)
+
+
+def tee(
+    actions: Iterator[Action],
+    outputs: Sequence[tuple[PlanWriter, Callable[[bytes], None]]],
+    each: Callable[[Action], None] | None = None,
+) -> None:
+    """The actions, once, to every output (a writer and where its pieces go) and to `each`."""
+    for writer, put in outputs:
+        put(writer.start())
+    for action in actions:
+        for writer, put in outputs:
+            put(writer.add(action))
+        if each is not None:
+            each(action)
+    for writer, put in outputs:
+        put(writer.end())
+
+
+def pieces(writer: PlanWriter, actions: Iterator[Action]) -> Iterator[bytes]:
+    """The whole file in pieces."""
+    yield writer.start()
+    for action in actions:
+        yield writer.add(action)
+    yield writer.end()
