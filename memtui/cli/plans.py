@@ -267,12 +267,6 @@ def _progress_line() -> Iterator[CommitProgress | None]:
 
 
 def _check_apply(args: argparse.Namespace) -> None:
-    from pathlib import Path
-
-    from memtui.errors import MemtuiError
-
-    if not Path(args.plan).expanduser().exists():  # said before asking for --yes
-        raise MemtuiError(f"{args.plan}: no such plan file")
     if not args.yes and (sys.stdin is None or not sys.stdin.isatty()):
         raise UsageError("apply asks before it writes, and no terminal is there to ask: add --yes")
 
@@ -282,7 +276,6 @@ def _check_apply(args: argparse.Namespace) -> None:
     "apply a plan file (all, or chosen actions) as one transaction",
     store=True,
     json=True,
-    check=_check_apply,
     arguments=(
         arg("plan", metavar="PLAN_FILE"),
         arg("--only", metavar="ID,...", help="apply just these actions"),
@@ -293,6 +286,8 @@ def _check_apply(args: argparse.Namespace) -> None:
 def cmd_apply(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
     from memtui.views import counted, entry_count, kind_counts, transaction_record
 
+    svc.plans.check_plan_file(args.plan)  # said before asking for --yes
+    _check_apply(args)
     plan = svc.plans.load_plan(args.plan, store)
     approved = _ids(args.only) or plan.default_approved()
     skip = set(_ids(args.skip) or [])

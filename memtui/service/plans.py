@@ -4,6 +4,7 @@ model, reading and writing plan files with their seals, checking a plan fits, ap
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -272,6 +273,12 @@ class Plans(Part):
             return llm_settings(self.shared.settings).model, None
         except MemtuiError as e:
             return None, str(e)
+
+    def check_plan_file(self, path: str) -> None:
+        """Refused in one line when there is no file at `path` (said before anything else is
+        asked; `load_plan` checks the rest)."""
+        if not os.path.lexists(os.path.expanduser(path)):
+            raise MemtuiError(f"{path}: no such plan file")
 
     def load_plan(self, path: str, store: MemoryStore) -> Plan:
         """The plan file at `path`, complete and checked against `store` as it is now (made
