@@ -161,6 +161,10 @@ async def question(pilot: Pilot) -> None:
     await _open(pilot, "x")  # delete asks, with an optional reason
 
 
+async def outside(pilot: Pilot) -> None:
+    await _open(pilot, "g")  # the agent's changes (none yet: what the screen says then)
+
+
 SCREENS: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "home": home,
     "detail": detail,
@@ -177,6 +181,7 @@ SCREENS: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "calibration": calibration,
     "new-entry": new_entry,
     "question": question,
+    "outside": outside,
 }
 
 
