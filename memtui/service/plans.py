@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from memtui import locations, planfile
 from memtui.config import llm_settings
@@ -81,14 +82,7 @@ class Plans(Part):
             got.profile,
             got.when,
             jobs=jobs,
-            store=str(store.path),
-            store_format=store.format_name,
-            ids=store.traits.ids,
-            fingerprint=store.fingerprint,
-            last_run=got.last_run,
-            progress=progress,
-            cancelled=cancelled,
-            embeddings=got.vectors,
+            **_about(store, got, progress, cancelled),
         )
         plan.warnings += plan_notes(store, plan)
         return plan
@@ -118,14 +112,7 @@ class Plans(Part):
             got.profile,
             got.when,
             jobs=jobs,
-            store=str(store.path),
-            store_format=store.format_name,
-            ids=store.traits.ids,
-            fingerprint=store.fingerprint,
-            last_run=got.last_run,
-            progress=progress,
-            cancelled=cancelled,
-            embeddings=got.vectors,
+            **_about(store, got, progress, cancelled),
         )
 
     def write_stream(
@@ -368,3 +355,23 @@ def plan_summary(plan: Plan | StreamedPlan) -> str:
     if plan.health:
         head += "\nhealth: " + ", ".join(f"{k} {v}" for k, v in plan.health.items())
     return head
+
+
+def _about(
+    store: MemoryStore,
+    got: _Inputs,
+    progress: Progress | None,
+    cancelled: Callable[[], bool] | None,
+) -> dict[str, Any]:
+    """What a plan of `store` is told besides its entries, profile and time (the same for a
+    whole plan and a streamed one)."""
+    return {
+        "store": str(store.path),
+        "store_format": store.format_name,
+        "ids": store.traits.ids,
+        "fingerprint": store.fingerprint,
+        "last_run": got.last_run,
+        "progress": progress,
+        "cancelled": cancelled,
+        "embeddings": got.vectors,
+    }
