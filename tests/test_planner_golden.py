@@ -55,7 +55,7 @@ GOLDEN = {
     "realistic-store.json pi": "624cdd56eeb2661b",  # the wholesale guard holds its removals
     "realistic-store.json longterm": "255e40ad8ba4d568",  # the wholesale guard holds its removals
     "realistic-store.json thesearch": "a02baee0606b4ff0",
-    "realistic-store.json default": "ec7c126c9c70c4be",  # the subject tier (issue 20)
+    "realistic-store.json default": "730652e43bd5a95f",  # fields from the wording's base
     "example-store-after-consolidate.json pi": "ccfc38b8f1b44581",
     "example-store-after-consolidate.json longterm": "52346b3899e6a10a",
     "example-store-after-consolidate.json thesearch": "8fc3d5afc502855a",
@@ -63,7 +63,7 @@ GOLDEN = {
     "generated-400 pi": "69113cfc9233b3b1",  # the wholesale guard holds its removals
     "generated-400 longterm": "5876b4e5a335d6b2",  # the wholesale guard holds its removals
     "generated-400 thesearch": "aca1e9f8990773e9",
-    "generated-400 default": "3fa3786cd3343256",  # the subject tier (issue 20)
+    "generated-400 default": "6f9762825b1ada95",  # fields from the wording's base
 }
 # the wholesale guard (engine/wholesale.py) holds the removals of the five marked, where more
 # than a fifth of a user's entries would go; the other plans are as they were

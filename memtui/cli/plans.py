@@ -299,7 +299,7 @@ def cmd_apply(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int
     what = kind_counts(kinds)
     if not args.yes:
         answer = input(
-            f"apply {len(approved)} actions ({what}): {entry_count(touched)} touched, "
+            f"apply {counted(len(approved), 'action')} ({what}): {entry_count(touched)} touched, "
             "a backup is kept. Continue? [y/N] "
         )
         if answer.strip().lower() not in ("y", "yes"):
@@ -313,7 +313,7 @@ def cmd_apply(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int
         emit_json(transaction_record(tx))
         return 0
     print_done(
-        f"applied {len(approved)} actions ({what}) in transaction {tx.id}: "
+        f"applied {counted(len(approved), 'action')} ({what}) in transaction {tx.id}: "
         f"{before} entries → {after}",
         store,
         tx,

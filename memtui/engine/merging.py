@@ -86,6 +86,7 @@ def merge_entries(
     content: str | None = None,
     max_paths: int = 20,
     max_tags: int = 5,
+    base: Memory | None = None,
 ) -> tuple[Memory, list[Memory]]:
     """A new entry standing for `members` (in store order), and the members retired into it.
 
@@ -97,6 +98,8 @@ def merge_entries(
     rule `keep-base` / `thesearch`: the best member's wording, other fields as `longterm`.
     rule `memtui`: as `keep-base`; its wording (engine/wording.py) comes in as `content`.
     `content` (a person's text) overrides the wording of any rule.
+    `base`: the member whose wording `content` starts from, when it is not the rule's: its
+    category and its own fields (a file's name, a title) are the merged entry's.
     """
     if len(members) < 2:
         raise MemtuiError("a merge needs at least two entries")
@@ -106,14 +109,16 @@ def merge_entries(
         raise MemtuiError(f"cannot merge entries of different users ({shown})")
     if rule not in RULES:
         raise MemtuiError(f"unknown merge rule {rule!r} (use {', '.join(RULES)})")
+    chosen: Memory
     if rule == "longterm":
-        base = longterm_base(members)
+        chosen = longterm_base(members)
         wording = fold_contents(
-            base, sorted((m for m in members if m is not base), key=lambda m: -m.importance)
+            chosen, sorted((m for m in members if m is not chosen), key=lambda m: -m.importance)
         )
     else:
-        base = best_member(members)
-        wording = base.content
+        in_group = base is not None and any(base is m for m in members)
+        chosen = base if base is not None and in_group else best_member(members)
+        wording = chosen.content
     if content is not None:
         if not content.strip():
             raise MemtuiError("the merged text must not be empty")
@@ -125,7 +130,7 @@ def merge_entries(
         created_at, accessed_at = now, now
     else:
         category, source = (
-            _category(base, members),
+            _category(chosen, members),
             max((m.source for m in members), key=SOURCE_PRIORITY.__getitem__),
         )
         created_at = min(created) if created else now
@@ -148,7 +153,7 @@ def merge_entries(
         user_id=members[0].user_id,
         supersedes=tuple(m.id for m in members),
         embedding=_weighted_embedding(members),
-        extra=_merge_extra([base, *members]),
+        extra=_merge_extra([chosen, *members]),
     )
     return merged, retire(members, merged.id, now)
 

@@ -90,7 +90,10 @@ def _said(token: str, chars: set[str]) -> bool:
 
 
 def rule_wording(members: Sequence[Memory], max_chars: int) -> Wording:
-    """The merged text of `members` (see the module's description)."""
+    """The merged text of `members` (see the module's description). A clause under a
+    labelled line of a member ("**Why:** …", as Claude Code's feedback memories have) joins
+    the text's line of that label, or starts one; every other clause joins the text's opening
+    part (all of it when the text has no labelled lines)."""
     ranked = sorted(members, key=_rank, reverse=True)
     base = ranked[0]
     text = base.content.strip()
@@ -98,7 +101,7 @@ def rule_wording(members: Sequence[Memory], max_chars: int) -> Wording:
     covered = set(surface_words(text))
     seen_chars = set(text)
     for member in ranked[1:]:
-        for clause in clauses(member.content):
+        for label, clause in _labelled_clauses(member.content):
             new = [
                 t
                 for t in sorted(surface_words(clause))
@@ -106,18 +109,73 @@ def rule_wording(members: Sequence[Memory], max_chars: int) -> Wording:
             ]
             if not new:
                 continue
-            joiner = _joiner(text, clause)
-            if len(text) + len(joiner) + len(clause) > max_chars:
+            at, piece = _placed(text, label, clause)
+            if len(text) + len(piece) > max_chars:
                 out.left_out.append({"member": member.id, "clause": clause, "words": new})
                 continue
-            start = len(text) + len(joiner)
-            text = f"{text}{joiner}{clause}"
-            out.spans.append((start, len(text), member.id))
+            text = _insert(text, out.spans, at, piece, clause, member.id)
             out.added.append({"member": member.id, "clause": clause, "words": new})
             covered.update(new)
             seen_chars.update(clause)
     out.text = text
     return out
+
+
+_LABEL = re.compile(r"^\*\*[^*\n]{1,40}:\*\*", re.M)
+
+
+def _labelled_clauses(text: str) -> list[tuple[str, str]]:
+    """The clauses of `text`, each with the label of the line it is under ("" before any)."""
+    out: list[tuple[str, str]] = []
+    starts = [(m.start(), m.end()) for m in _LABEL.finditer(text)]
+    lead_end = starts[0][0] if starts else len(text)
+    out.extend(("", c) for c in clauses(text[:lead_end]))
+    for n, (start, end) in enumerate(starts):
+        stop = starts[n + 1][0] if n + 1 < len(starts) else len(text)
+        out.extend((text[start:end], c) for c in clauses(text[end:stop]))
+    return out
+
+
+def _section_end(text: str, label: str) -> int | None:
+    """Where a clause under `label` joins `text`: the end of the words of that label's part
+    (the opening part for ""), or None when the text has no such part."""
+    found = list(_LABEL.finditer(text))
+    if not label:
+        end = len(text[: found[0].start() if found else len(text)].rstrip())
+        return end or None
+    key = label.lower()
+    at = next((n for n, m in enumerate(found) if m.group().lower() == key), None)
+    if at is None:
+        return None
+    return len(text[: found[at + 1].start() if at + 1 < len(found) else len(text)].rstrip())
+
+
+def _placed(text: str, label: str, clause: str) -> tuple[int, str]:
+    """Where a clause under `label` goes in `text`, and the clause as it goes there (with
+    what joins it): the end of that label's part, or a line of its own at the end."""
+    at = _section_end(text, label)
+    if at is None:
+        return len(text), f"\n{label} {clause}" if label else f"\n{clause}"
+    return at, _joiner(text[:at], clause) + clause
+
+
+def _insert(
+    text: str, spans: list[tuple[int, int, str]], at: int, piece: str, clause: str, ident: str
+) -> str:
+    """`text` with `piece` (ending in `clause`, of `ident`) inserted at `at`; the spans after
+    it moved (and the one it falls in split), the clause's own span added."""
+    size = len(piece)
+    moved: list[tuple[int, int, str]] = []
+    for start, end, who in spans:
+        if end <= at:
+            moved.append((start, end, who))
+        elif start >= at:
+            moved.append((start + size, end + size, who))
+        else:
+            moved += [(start, at, who), (at + size, end + size, who)]
+    moved.append((at + size - len(clause), at + size, ident))
+    spans[:] = sorted(moved)
+    return text[:at] + piece + text[at:]
 
 
 _LEAD_EN = re.compile(r"^(?:I|User|(?:My|Our) [a-z]+|[A-Z][a-z]+(?: [A-Z][a-z]+)?)(?= [a-z])")
@@ -162,20 +220,20 @@ def subject_wording(members: Sequence[Memory], max_chars: int) -> Wording | None
     first = base.content.strip()
     lead = _lead(first) if len(clauses(first)) == 1 else ""
     joined: list[tuple[str, str]] = []  # (member id, what it adds to the first sentence)
-    after: list[tuple[str, str]] = []  # (member id, a sentence of its own)
+    after: list[tuple[str, str, str]] = []  # (member id, its label, a sentence of its own)
     added: list[dict[str, Any]] = []
     out: Wording | None = Wording(first, base.id, [(0, len(first), base.id)])
     for member in members[1:]:
-        for clause in clauses(member.content):
+        for label, clause in _labelled_clauses(member.content):
             assert out is not None
             new = missing_words(clause, out.text)
             if not new:
                 continue
-            rest = _rest(clause, lead)
+            rest = None if label else _rest(clause, lead)
             if rest is not None:
                 joined.append((member.id, rest))
             else:
-                after.append((member.id, clause))
+                after.append((member.id, label, clause))
             added.append({"member": member.id, "clause": clause, "words": new})
             out = _assemble(base.id, first, joined, after)
             if len(out.text) > max_chars:
@@ -186,7 +244,7 @@ def subject_wording(members: Sequence[Memory], max_chars: int) -> Wording | None
 
 
 def _assemble(
-    base: str, first: str, joined: list[tuple[str, str]], after: list[tuple[str, str]]
+    base: str, first: str, joined: list[tuple[str, str]], after: list[tuple[str, str, str]]
 ) -> Wording:
     spans: list[tuple[int, int, str]] = []
     end = first[-1] if first[-1] in _SENTENCE_END else ""
@@ -207,9 +265,7 @@ def _assemble(
     if joined and end:
         spans.append((len(text), len(text) + len(end), base))
         text += end
-    for ident, clause in after:
-        joiner = _joiner(text, clause)
-        text += joiner
-        spans.append((len(text), len(text) + len(clause), ident))
-        text += clause
+    for ident, label, clause in after:
+        at, piece = _placed(text, label, clause)
+        text = _insert(text, spans, at, piece, clause, ident)
     return Wording(text, base, spans)

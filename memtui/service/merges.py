@@ -43,11 +43,14 @@ class Merges(Part):
                 store.traits.ids, (), self.shared.now(), index=self.taken_ids(store)
             ).new("|".join(m.id for m in members))
         rule = merge_rule(store, strategy)
+        base = None
         if rule == "memtui" and content is None:
             profile = get_profile(store.traits.default_profile)
-            content = rule_wording(members, profile.wording_max_chars).text
+            wording = rule_wording(members, profile.wording_max_chars)
+            content = wording.text
+            base = next(m for m in members if m.id == wording.base)
         return merge_entries(
-            members, new_id=new_id, now=self.shared.now(), rule=rule, content=content
+            members, new_id=new_id, now=self.shared.now(), rule=rule, content=content, base=base
         )
 
     _taken_cache: tuple[int, str, TakenIds] | None = None

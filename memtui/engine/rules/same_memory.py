@@ -97,6 +97,7 @@ def _memtui_absorb_and_merge(run: PlanRun) -> None:
             now=now,
             rule="memtui",
             content=wording.text,
+            base=next(m for m in members if m.id == wording.base),
             max_paths=profile.max_paths,
             max_tags=profile.max_tags,
         )

@@ -85,6 +85,7 @@ def subject_merge(
             now=now,
             rule="memtui",
             content=wording.text,
+            base=entries[0],
             max_paths=profile.max_paths,
             max_tags=profile.max_tags,
         )
