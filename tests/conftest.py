@@ -8,11 +8,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import textual._wait
 
 from memtui.cli import main
 from memtui.model import Memory
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# Pilot waits for the app to go idle (after each key, twice, and each pause) by sleeping in
+# 20 ms steps until a step used under 5 % CPU: the same test of idleness in 5 ms steps
+textual._wait.SLEEP_GRANULARITY = 0.005
+textual._wait.SLEEP_IDLE = textual._wait.SLEEP_GRANULARITY / 20
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 

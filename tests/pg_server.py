@@ -175,16 +175,28 @@ def running_server(*, remove_later: bool = False) -> Iterator[PgServer]:
 # -- pytest fixtures (test modules import them) ------------------------------------------------
 
 
+_SHARED: list[PgServer] = []  # the session's server, once started
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
-    """The session's server; the PostgreSQL tests are skipped only when no server is installed."""
+    """The session's server; the PostgreSQL tests are skipped only when no server is installed.
+    Each module that imports this fixture has a session fixture of its own: the first starts
+    the server (and stops it when the session ends), the others share it."""
     if find_bin("initdb") is None or find_bin("pg_ctl") is None:
         pytest.skip(
             "no PostgreSQL server binaries (initdb, pg_ctl): install Debian's `postgresql` "
             "package to run the PostgreSQL store tests (.ci/run does)"
         )
+    if _SHARED:
+        yield _SHARED[0]
+        return
     with running_server(remove_later=True) as server:
-        yield server
+        _SHARED.append(server)
+        try:
+            yield server
+        finally:
+            _SHARED.clear()
 
 
 @pytest.fixture

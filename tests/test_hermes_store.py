@@ -8,11 +8,11 @@ import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ from memtui.errors import ConflictError
 from memtui.stores import Change, open_store
 from memtui.stores.formats import hermes as hermes_format
 from tests.conftest import FIXTURES, NOW, CliResult
+from tests.forked import Forked
 
 HERMES = FIXTURES / "hermes"
 DELIMITER = "\n§\n"
@@ -586,21 +587,17 @@ def test_a_field_hermes_cannot_hold_is_refused_not_recorded(
 
 # -- kill -9 while memtui commits --------------------------------------------------------------
 
-CHILD = r"""
-import sys
-from datetime import UTC, datetime
-from memtui.stores import Change, open_store
 
-path = sys.argv[1]
-print("ready", flush=True)
-while True:
-    store = open_store(path)
-    entries = store.memories()[:3]
-    n = int(entries[0].content.split()[0].split("=")[1]) + 1
-    changes = [Change(m, m.with_(content=f"n={n} {k}")) for k, m in enumerate(entries)]
-    store.commit(changes, actor="user", kind="edit", reason=f"step {n}", now=datetime.now(UTC))
-    print(n, flush=True)
-"""
+def _commit_forever(path: Path, say: Callable[[str], None]) -> None:
+    """The child (forked: no interpreter start per kill): commits step after step, saying each."""
+    say("ready")
+    while True:
+        store = open_store(path)
+        entries = store.memories()[:3]
+        n = int(entries[0].content.split()[0].split("=")[1]) + 1
+        changes = [Change(m, m.with_(content=f"n={n} {k}")) for k, m in enumerate(entries)]
+        store.commit(changes, actor="user", kind="edit", reason=f"step {n}", now=datetime.now(UTC))
+        say(str(n))
 
 
 @pytest.mark.slow
@@ -611,25 +608,17 @@ def test_kill_9_during_commits_leaves_a_file_hermes_reads_before_or_after(
     path.write_bytes(DELIMITER.join(["n=0 0", "n=0 1", "n=0 2", "Untouched."]).encode())
     path.chmod(0o600)
     rng = random.Random(23)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
     reported, steps = 0, []
     for round_ in range(20):
-        child = subprocess.Popen(
-            [sys.executable, "-c", CHILD, str(path)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            text=True,
-        )
-        assert child.stdout is not None and child.stdout.readline() == "ready\n"
+        child = Forked(lambda say: _commit_forever(path, say))
+        assert child.readline() == "ready\n"
         for _ in range(0 if round_ % 5 == 0 else rng.randint(1, 3)):
-            line = child.stdout.readline()
-            assert line, "the child died before it was killed"
+            line = child.readline()
+            assert line, f"the child died before it was killed: {child.kill()}"
             reported = int(line)
         time.sleep(rng.uniform(0.0, 0.03))  # lands anywhere in the next commit, or between two
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait()
-        assert child.stderr is not None and "Traceback" not in child.stderr.read()
+        err = child.kill()
+        assert "Traceback" not in err, err
         assert hermes_guard_accepts(path)
         entries = hermes_read(path)
         step = {e.split()[0] for e in entries[:3]}

@@ -111,6 +111,14 @@ async def armed(pilot: Pilot, screen: Question[object]) -> None:
     raise AssertionError("the question never armed")
 
 
+async def focused_on(pilot: Pilot, widget: object) -> None:
+    for _ in range(500):
+        if pilot.app.focused is widget:
+            return
+        await pilot.pause(0.01)
+    raise AssertionError(f"focus never reached {widget}")
+
+
 async def test_a_word_typed_at_a_question_that_waited_never_answers_it(
     demo: Path,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
@@ -159,8 +167,8 @@ async def test_a_reason_typed_at_a_persons_pace_is_all_kept(
         screen = app.screen
         assert isinstance(screen, ReasonConfirmScreen)
         await armed(pilot, screen)
-        await pilot.press("r")
-        await ready(pilot)
+        await pilot.press("r")  # held until no key follows it within `burst`, then delivered
+        await focused_on(pilot, screen.query_one("#reason", Input))
         await burst(pilot, list("yes, a duplicate"))
         assert screen.query_one("#reason", Input).value == "yes, a duplicate"
         await pilot.press("enter")  # ends the reason: focus on Yes
