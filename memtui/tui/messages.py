@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
-from memtui.engine.plan import Plan
-from memtui.model import Memory
-from memtui.service import History, Lineage
-from memtui.stores.file.backups import Backup
-from memtui.stores.ledger import Transaction
-from memtui.stores.protocol import MemoryStore
+if TYPE_CHECKING:  # types only: the app's first paint loads neither the planner nor numpy
+    from memtui.engine.plan import Plan
+    from memtui.model import Memory
+    from memtui.service import History, Lineage
+    from memtui.stores.file.backups import Backup
+    from memtui.stores.ledger import Transaction
+    from memtui.stores.protocol import MemoryStore
 
 
 class StoreReady(Message):
