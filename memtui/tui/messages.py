@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from threading import Event
 from typing import TYPE_CHECKING
 
 from textual.message import Message
@@ -16,11 +17,17 @@ if TYPE_CHECKING:  # types only: the app's first paint loads neither the planner
 
 
 class StoreReady(Message):
-    def __init__(self, store: MemoryStore, memories: list[Memory], reloaded: bool) -> None:
+    """The store is read; `painted` is set once its table is on the screen (the worker waits
+    for it before the work the first paint does not need)."""
+
+    def __init__(
+        self, store: MemoryStore, memories: list[Memory], reloaded: bool, painted: Event
+    ) -> None:
         super().__init__()
         self.store = store
         self.memories = memories
         self.reloaded = reloaded
+        self.painted = painted
 
 
 class HaystackReady(Message):
