@@ -90,6 +90,7 @@ def main() -> None:
     parser.add_argument("--formats", default="native,pi,longterm")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--before", help="the git ref to compare with (default: the branch point)")
+    parser.add_argument("--after", help="a git ref to measure instead of the checkout")
     parser.add_argument("--keep", help="make (or reuse) the stores in this folder and keep them")
     args = parser.parse_args()
     formats = args.formats.split(",")
@@ -103,14 +104,19 @@ def main() -> None:
         before = folder / "before"
         shutil.rmtree(before, ignore_errors=True)
         unpack(ref, before)
-        compile_tree(ROOT)
+        after = ROOT
+        if args.after:
+            after = folder / "after"
+            shutil.rmtree(after, ignore_errors=True)
+            unpack(args.after, after)
+        compile_tree(after)
         print(
             "open memory, bytes per entry: Python objects held (tracemalloc) / resident memory "
             f"held / peak resident memory; before is {ref}"
         )
         for fmt, path in stores.items():
             cells = {}
-            for side, source in (("before", before), ("after", ROOT)):
+            for side, source in (("before", before), ("after", after)):
                 runs = [measure(path, source) for _ in range(args.runs)]
                 n = runs[0]["n"]
                 held = min(r["held"] for r in runs) / n
