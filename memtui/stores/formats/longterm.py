@@ -260,13 +260,23 @@ def _build(rec: dict[str, Any], share: Share) -> Memory:
         rec["user_id"] = user = share(user, user)
     if source:
         rec["source"] = source = share(source, source)
-    created, accessed = get("created_at"), get("last_accessed")
+    created, accessed, decayed = get("created_at"), get("last_accessed"), get("last_decayed_at")
     created_at = parse_iso(created)
     if type(accessed) is str and accessed == created:
-        rec["last_accessed"] = created
+        rec["last_accessed"] = accessed = created
         accessed_at = created_at
     else:
         accessed_at = parse_iso(accessed)
+    if type(decayed) is str and decayed == accessed:
+        rec["last_decayed_at"] = accessed
+        decayed_at = accessed_at
+    else:
+        decayed_at = parse_iso(decayed)
+    updated, superseded_at = get("updated_at"), get("superseded_at")
+    if updated == GO_ZERO_TIME:  # Go writes its zero time for "unset": one string for all
+        rec["updated_at"] = updated = GO_ZERO_TIME
+    if superseded_at == GO_ZERO_TIME:
+        rec["superseded_at"] = superseded_at = GO_ZERO_TIME
     extra = {k: rec[k] for k in rec if k not in _KNOWN}  # in the file's order
     # positional, in the field order of `Memory` (a call with keywords costs twice as much)
     return Memory(
@@ -279,8 +289,8 @@ def _build(rec: dict[str, Any], share: Share) -> Memory:
         (),
         created_at,
         accessed_at,
-        parse_iso(get("last_decayed_at")),
-        parse_iso(get("updated_at")),
+        decayed_at,
+        parse_iso(updated),
         max(0, accesses or 0),
         None,
         False,
@@ -288,7 +298,7 @@ def _build(rec: dict[str, Any], share: Share) -> Memory:
         status,
         tuple(str(i) for i in supersedes) if supersedes else (),
         None,
-        parse_iso(get("superseded_at")),
+        parse_iso(superseded_at),
         tuple(float(x) for x in embedding) if embedding is not None else None,
         version,
         extra or NO_EXTRA,
