@@ -224,27 +224,33 @@ def _build(rec: dict[str, Any], share: Share) -> Memory:
             rec["last_decayed_at"] = accessed
     else:
         decayed_at = parse_iso(decayed)
+    if importance is None:
+        importance = 0.8
+    elif not 0.0 < importance <= 1.0:  # (0 and -0.0 as 0.0)
+        importance = min(1.0, max(0.0, float(importance)))
+    elif type(importance) is int:
+        importance = float(importance)
     # positional, in the field order of `Memory` (a call with 22 keywords costs twice as much)
     return Memory(
         ident,
         content,
         category or "fact",
-        0.8 if importance is None else min(1.0, max(0.0, float(importance))),
+        importance,
         _SOURCE_OF[source or "auto"],
         tuple(tags) if tags else (),
         tuple(paths) if paths else (),
         created_at,
         accessed_at,
         decayed_at,
-        parse_iso(updated),
-        max(0, accesses or 0),
+        parse_iso(updated) if updated else None,
+        accesses if accesses and accesses > 0 else 0,
         evidence,
         bool(tenured),
         user,
         _STATUS_OF[status or "active"],
         tuple(supersedes) if supersedes else (),
         by,
-        parse_iso(superseded_at),
+        parse_iso(superseded_at) if superseded_at else None,
         tuple(float(x) for x in embedding) if embedding is not None else None,
         version,
         extra or NO_EXTRA,
