@@ -1,9 +1,11 @@
 """TUI figures on a 100,000-entry native store, side by side with Textual's stock DataTable.
 
-    python bench/tui_bench.py [--size 100000]
+    python bench/tui_bench.py [--size 100000] [--paint-runs 5] [--before REF] [--paint-only]
 
 1. Process start to the first painted rows, in a real pseudo-terminal (120×40): `memtui STORE`
-   against bench/stock_table_app.py (the same rows in a stock DataTable).
+   against bench/stock_table_app.py (the same rows in a stock DataTable), and against the code
+   of `--before` (default: where HEAD left main) on its own copy of the store, taking turns
+   (medians of `--paint-runs`).
 2. Filter as you type: the work from each keystroke to the repainted table (headless, in
    process), against rebuilding a stock DataTable with the matching rows.
 3. Page-down through the table: the work of each page (keystroke to repaint), max and median.
@@ -33,8 +35,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
+from before_tree import branch_point, compile_tree, unpack
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable
 
@@ -46,10 +50,15 @@ from memtui.tui import make_app
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 
 
-def first_paint(cmd: list[str], marker: bytes, timeout: float = 120.0) -> float:
-    """Seconds from process start until `marker` is written to the terminal."""
+def first_paint(
+    cmd: list[str], marker: bytes, timeout: float = 120.0, source: Path = ROOT
+) -> float:
+    """Seconds from process start until `marker` is written to the terminal (the code in
+    `source`)."""
     pid, fd = pty.fork()
     if pid == 0:
+        os.chdir(source)  # `python -m` puts the working folder before PYTHONPATH
+        os.environ["PYTHONPATH"] = str(source)
         os.environ.update(
             {
                 "TERM": "xterm-256color",
@@ -135,6 +144,9 @@ async def keystrokes(path: Path, text: str) -> tuple[list[float], list[float], l
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--paint-runs", type=int, default=5)
+    parser.add_argument("--before", help="the git ref to compare with (default: the branch point)")
+    parser.add_argument("--paint-only", action="store_true", help="only the first paint")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="memtui-tui-"))
     try:
@@ -142,15 +154,35 @@ def main() -> None:
         memories = make_demo_memories(args.size, 3, NOW)
         create_native_store(store, memories, now=NOW, kind="import", reason="bench")
         print(f"store: {args.size:,} entries, {store.stat().st_size / 1e6:.1f} MB (native)\n")
-        print("1. process start to the first painted rows (pty, 120×40)")
-        ours = first_paint([sys.executable, "-m", "memtui", str(store)], b"importance")
-        theirs = first_paint(
-            [sys.executable, str(ROOT / "bench" / "stock_table_app.py"), str(store)], b"importance"
-        )
-        speedup = theirs / ours
+        before_ref = args.before or branch_point()
+        before = unpack(before_ref, folder / "before")
+        compile_tree(ROOT)
+        theirs_store = folder / "before-store.json"
+        shutil.copyfile(store, theirs_store)  # each its own sidecar (the outside record)
+        os.environ["MEMTUI_DATA"] = str(folder / "data")
         print(
-            f"   memtui {ours:6.2f}s   stock DataTable {theirs:6.2f}s   ({speedup:.1f}× faster)\n"
+            f"1. process start to the first painted rows (pty, 120×40; median of "
+            f"{args.paint_runs}, taking turns; before is {before_ref})"
         )
+        times: dict[str, list[float]] = {"memtui": [], "before": [], "stock": []}
+        for _ in range(args.paint_runs):
+            for name, cmd, source in (
+                ("memtui", [sys.executable, "-m", "memtui", str(store)], ROOT),
+                ("before", [sys.executable, "-m", "memtui", str(theirs_store)], before),
+                (
+                    "stock",
+                    [sys.executable, str(ROOT / "bench" / "stock_table_app.py"), str(store)],
+                    ROOT,
+                ),
+            ):
+                times[name].append(first_paint(cmd, b"importance", source=source))
+        ours, was, theirs = (statistics.median(times[k]) for k in ("memtui", "before", "stock"))
+        print(
+            f"   memtui {ours:6.2f}s   before {was:6.2f}s   stock DataTable {theirs:6.2f}s   "
+            f"({theirs / ours:.1f}× faster than the stock table)\n"
+        )
+        if args.paint_only:
+            return
         typed = "i love"
         filter_times, page_times, stock_times, floor = asyncio.run(keystrokes(store, typed))
         print(

@@ -54,6 +54,11 @@ class Source(StrEnum):
 SOURCE_PRIORITY = {Source.AUTO: 0, Source.MANUAL: 1, Source.USER: 2}
 
 
+NO_EXTRA: dict[str, Any] = {}
+"""The `extra` of every entry a store read without unknown fields: one dict, never changed in
+place (entries are values; a new `extra` is a new dict)."""
+
+
 @dataclass(slots=True)
 class Memory:
     """One memory entry; a superset of the pi, longterm and native schemas.

@@ -174,7 +174,7 @@ def test_reading_commands_never_rewrite_the_store(
     assert path.read_bytes() == data and path.stat().st_mtime_ns == stamp
     # `stats` says what the agent changed since you last looked: it keeps what it saw
     sidecar = path.with_name(path.name + ".memtui")
-    assert [p.name for p in sidecar.iterdir()] == ["seen.json.gz"]
+    assert sorted(p.name for p in sidecar.iterdir()) == ["seen-head.json", "seen.json.gz"]
 
 
 def test_history_undo_backups_rollback(fixture_copy: Callable[[str], Path], cli: Cli) -> None:

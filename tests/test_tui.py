@@ -311,8 +311,8 @@ async def test_help_lists_every_binding_of_every_screen(demo_store: Path) -> Non
 
     import memtui.tui
 
-    for module in pkgutil.iter_modules(memtui.tui.__path__):
-        importlib.import_module(f"memtui.tui.{module.name}")
+    for module in pkgutil.walk_packages(memtui.tui.__path__, "memtui.tui."):
+        importlib.import_module(module.name)  # the screens home opens on first use too
 
     def screens(cls: type) -> list[type]:
         return [s for sub in cls.__subclasses__() for s in (sub, *screens(sub))]

@@ -65,14 +65,17 @@ class Outside(Part):
         """What the agent changed since the person last looked (None: memtui never saw the
         store before; it has now). Records what is new first."""
         record = self.record(store)
-        seen = record.seen()
+        seen = record.looked()
         record.catch_up(store, self.shared.now())
         if seen is None:
             return None
-        after = record.seen()
+        after = record.looked()
         assert after is not None
-        events = [e for e in record.events(archived=True) if e.id > after.looked_event]
-        return SinceLooked(after.looked_at, net_changes(events))
+        looked_at, looked_event, last_event = after
+        if last_event <= looked_event:  # no event since: the archives are not read
+            return SinceLooked(looked_at, [])
+        events = [e for e in record.events(archived=True) if e.id > looked_event]
+        return SinceLooked(looked_at, net_changes(events))
 
     def look(self, store: MemoryStore) -> SinceLooked | None:
         """`since_looked`, then mark that the person has looked."""

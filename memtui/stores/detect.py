@@ -25,7 +25,7 @@ def parse_store(data: bytes, path: Path) -> tuple[StoreFormat, Document]:
 
 
 def _parse_store(data: bytes, path: Path) -> tuple[StoreFormat, Document]:
-    if not data.strip():
+    if not data or data.isspace():  # (`strip` would copy a 360 MB file to say so)
         for fmt in FORMATS.values():  # Hermes leaves a 0-byte file when it is emptied
             doc = fmt.recognise_text(data, path)
             if doc is not None:
@@ -55,7 +55,10 @@ def _layout(data: bytes) -> tuple[bool, bytes]:
     """How the file ends its lines (CRLF or not) and what follows its last value."""
     head = data[:65536]
     crlf = head.count(b"\r\n") * 2 > head.count(b"\n")
-    return crlf, data[len(data.rstrip(b" \t\r\n")) :]
+    end = len(data)
+    while end and data[end - 1] in b" \t\r\n":  # (not `rstrip`: a copy of the whole file)
+        end -= 1
+    return crlf, data[end:]
 
 
 def with_layout(rendered: bytes, layout: tuple[bool, bytes] | None) -> bytes:

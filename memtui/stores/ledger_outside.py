@@ -1,7 +1,8 @@
 """The record of what other programs (the agent) changed in a store: the last state memtui saw
-(`seen.json.gz`: per entry its hash, image, record and place) and the outside events found
-against it (`outside.jsonl`: one `Transaction` of actor "agent" per event, with full before and
-after images), kept in the store's side folder and bounded like the journal (older events move
+(`seen.json.gz`: per entry its hash, image, record and place; `seen-head.json`: its small
+part, which a look reads and writes alone) and the outside events found against it
+(`outside.jsonl`: one `Transaction` of actor "agent" per event, with full before and after
+images), kept in the store's side folder and bounded like the journal (older events move
 to compressed archives, the oldest archives go).
 
 Where memtui's own transactions explain a difference (newer than the last one the state saw),
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import gzip
 import hashlib
 import os
@@ -27,6 +29,7 @@ from memtui.errors import MemtuiError
 from memtui.jsonout import dumps
 from memtui.model import Memory
 from memtui.stores.file.files import FileStamp, atomic_write
+from memtui.stores.file.store import Store
 from memtui.stores.ledger import (
     ChangeImage,
     LedgerEntryError,
@@ -42,6 +45,7 @@ AGENT = "agent"
 """The actor of an outside event (memtui's own are user, plan, llm)."""
 OUTSIDE = "outside"
 SEEN = "seen.json.gz"
+HEAD = "seen-head.json"
 EVENTS = "outside.jsonl"
 ARCHIVE = "outside-archive-{}.jsonl.gz"
 # the event log is rolled into an archive past this size; at most KEEP_ARCHIVES are kept
@@ -80,6 +84,8 @@ class SeenState:
     entries: dict[str, SeenEntry]
     looked_at: datetime
     looked_event: int
+    # the store's content hash the state was taken from (None: the store has none)
+    digest: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,6 +94,7 @@ class SeenState:
             "last_event": self.last_event,
             "looked_at": format_iso(self.looked_at),
             "looked_event": self.looked_event,
+            "digest": self.digest,
             "entries": {k: v.to_list() for k, v in self.entries.items()},
         }
 
@@ -104,9 +111,61 @@ class SeenState:
                 {str(k): SeenEntry.from_list(v) for k, v in d["entries"].items()},
                 looked,
                 int(d["looked_event"]),
+                _opt_str(d.get("digest")),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise LedgerEntryError(f"is damaged ({e})") from None
+
+
+@dataclass(frozen=True, slots=True)
+class SeenHead:
+    """What a look needs of the seen state without reading it: written beside every state
+    (`of` the state file's stamp); the person's last look is written here alone."""
+
+    of: FileStamp
+    digest: str | None
+    last_tx: int
+    last_event: int
+    looked_at: datetime
+    looked_event: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "of": [self.of.inode, self.of.size, self.of.mtime_ns],
+            "digest": self.digest,
+            "last_tx": self.last_tx,
+            "last_event": self.last_event,
+            "looked_at": format_iso(self.looked_at),
+            "looked_event": self.looked_event,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any) -> SeenHead:
+        try:
+            inode, size, mtime = d["of"]
+            looked = parse_iso_or_none(d["looked_at"])
+            if looked is None:
+                raise LedgerEntryError("a time is damaged")
+            return cls(
+                FileStamp(int(inode), int(size), int(mtime)),
+                _opt_str(d.get("digest")),
+                int(d["last_tx"]),
+                int(d["last_event"]),
+                looked,
+                int(d["looked_event"]),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise LedgerEntryError(f"is damaged ({e})") from None
+
+
+def _opt_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def content_digest(store: MemoryStore) -> str | None:
+    """A hash of everything the store holds, where it has one (a store file's sha256; not a
+    folder's or a database's stamps): equal, nothing in the store changed."""
+    return store.fingerprint if type(store) is Store else None
 
 
 def entry_hash(memory: Memory, raw: dict[str, Any] | None) -> str:
@@ -205,6 +264,7 @@ class OutsideRecord:
         self.folder = folder
         self.owner = owner
         self.seen_path = folder / SEEN
+        self.head_path = folder / HEAD
         self.events_path = folder / EVENTS
         # the state as last read or written, while its file is unchanged (a watcher's loop)
         self._seen: tuple[FileStamp | None, SeenState] | None = None
@@ -213,6 +273,13 @@ class OutsideRecord:
     # -- the last seen state --------------------------------------------------------------
 
     def seen(self) -> SeenState | None:
+        state = self._read_seen()
+        head = self.head()
+        if state is not None and head is not None:
+            state.looked_at, state.looked_event = head.looked_at, head.looked_event
+        return state
+
+    def _read_seen(self) -> SeenState | None:
         stamp = FileStamp.of(self.seen_path)
         if stamp is not None and self._seen is not None and self._seen[0] == stamp:
             return copy.copy(self._seen[1])
@@ -231,11 +298,44 @@ class OutsideRecord:
             # every outside change is in the event log)
             return None
 
+    def head(self) -> SeenHead | None:
+        """The seen state's head, while it is the head of the state file as it is (None: no
+        head, a damaged one, or one of another state: the state itself is read)."""
+        try:
+            head = SeenHead.from_dict(orjson.loads(self.head_path.read_bytes()))
+        except (OSError, orjson.JSONDecodeError, LedgerEntryError):
+            return None
+        return head if head.of == FileStamp.of(self.seen_path) else None
+
     def save(self, state: SeenState) -> None:
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         data = gzip.compress(dumps(state.to_dict()), compresslevel=1, mtime=0)
         atomic_write(self.seen_path, data, mode=0o600)
-        self._seen = (FileStamp.of(self.seen_path), copy.copy(state))
+        stamp = FileStamp.of(self.seen_path)
+        self._seen = (stamp, copy.copy(state))
+        if stamp is not None:
+            self._save_head(
+                SeenHead(
+                    stamp,
+                    state.digest,
+                    state.last_tx,
+                    state.last_event,
+                    state.looked_at,
+                    state.looked_event,
+                )
+            )
+
+    def _save_head(self, head: SeenHead) -> None:
+        atomic_write(self.head_path, dumps(head.to_dict()), mode=0o600)
+
+    def looked(self) -> tuple[datetime, int, int] | None:
+        """When the person last looked, the last event then, and the last event now (None:
+        memtui never saw the store), from the head where it can."""
+        head = self.head()
+        if head is not None:
+            return head.looked_at, head.looked_event, head.last_event
+        seen = self._read_seen()
+        return None if seen is None else (seen.looked_at, seen.looked_event, seen.last_event)
 
     # -- outside events -------------------------------------------------------------------
 
@@ -319,12 +419,16 @@ class OutsideRecord:
         store read before another writer changed it says nothing new (None)."""
         if store.changed_on_disk():
             return None
+        digest = content_digest(store)
+        head = self.head() if digest is not None else None
+        if head is not None and head.digest == digest and head.last_tx == _newest_tx(store):
+            return None  # the very store the state was taken from
         seen = self.seen()
         current = state_of(store, seen.entries if seen is not None else None)
         newest = _newest_tx(store)
         if seen is None:
             last = self.last_event()
-            self.save(SeenState(now, newest, last, current, now, last))
+            self.save(SeenState(now, newest, last, current, now, last, digest))
             return None
         expected = self._expected(store, seen)
         changes = []
@@ -353,8 +457,14 @@ class OutsideRecord:
                 last, now, AGENT, OUTSIDE, summary(memo), changes, details={"outside": True}
             )
             self.append(event)
-        if event is not None or newest != seen.last_tx or current != seen.entries:
-            self.save(SeenState(now, newest, last, current, seen.looked_at, seen.looked_event))
+        if (
+            event is not None
+            or newest != seen.last_tx
+            or current != seen.entries
+            or digest != seen.digest
+        ):
+            state = SeenState(now, newest, last, current, seen.looked_at, seen.looked_event, digest)
+            self.save(state)
         return event
 
     def _expected(self, store: MemoryStore, seen: SeenState) -> dict[str, SeenEntry]:
@@ -394,6 +504,10 @@ class OutsideRecord:
         return expected
 
     def mark_looked(self, now: datetime) -> None:
+        head = self.head()
+        if head is not None:
+            self._save_head(dataclasses.replace(head, looked_at=now, looked_event=head.last_event))
+            return
         seen = self.seen()
         if seen is not None:
             seen.looked_at, seen.looked_event = now, seen.last_event

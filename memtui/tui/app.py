@@ -10,6 +10,7 @@ import contextlib
 import math
 import signal
 import sys
+import threading
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -48,6 +49,8 @@ from memtui.tui.themes import DEFAULT_THEME, load_themes
 from memtui.tui.widgets.table_model import TableModel, build_haystack
 
 __all__ = ["HomeScreen", "MemtuiApp"]
+
+FIRST_PAINT_WAIT = 5.0  # seconds the loader waits for the table's first paint, at most
 
 
 class MemtuiApp(GuardedHandlers, CommitFlow):
@@ -348,7 +351,11 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
             self.post_message(StoreFailed(self.shown_location, str(e)))
             return
         memories = store.memories()
-        self.post_message(StoreReady(store, memories, reloaded))
+        painted = threading.Event()
+        self.post_message(StoreReady(store, memories, reloaded, painted))
+        # the rest is not on the first screen: it waits until the table is painted, so the
+        # UI thread has the interpreter to itself meanwhile
+        painted.wait(FIRST_PAINT_WAIT)
         self.post_message(outside_screen.look(self.service, store))
         # what `/` searches, ready before the first keystroke
         self.post_message(HaystackReady(memories, build_haystack(memories)))
@@ -378,6 +385,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         if findings:  # the header's badge; `memtui doctor STORE` lists them
             self.sub_title += f" · {len(findings)} finding{'s' * (len(findings) > 1)}"
         self.home.show_store(message.store, message.memories, message.reloaded)
+        self.call_after_refresh(message.painted.set)
         self._replaced = self._replaced or message.reloaded
         self._say_problems(message.store)
         if message.reloaded:

@@ -4,6 +4,8 @@ out), each as the keymap has it now."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -64,6 +66,10 @@ KEYBOARD_MODEL: HelpSection = (
 
 def memtui_screens() -> list[type[Screen[Any]]]:
     """Every screen class memtui defines, in help order."""
+    from memtui.tui import screens  # the screens home opens on first use, loaded for help
+
+    for info in pkgutil.iter_modules(screens.__path__):
+        importlib.import_module(f"{screens.__name__}.{info.name}")
 
     def walk(cls: type[Screen[Any]]) -> Iterator[type[Screen[Any]]]:
         for sub in cls.__subclasses__():

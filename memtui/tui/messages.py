@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
+from threading import Event
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
-from memtui.engine.plan import Plan
-from memtui.model import Memory
-from memtui.service import History, Lineage
-from memtui.stores.file.backups import Backup
-from memtui.stores.ledger import Transaction
-from memtui.stores.protocol import MemoryStore
+if TYPE_CHECKING:  # types only: the app's first paint loads neither the planner nor numpy
+    from memtui.engine.plan import Plan
+    from memtui.model import Memory
+    from memtui.service import History, Lineage
+    from memtui.stores.file.backups import Backup
+    from memtui.stores.ledger import Transaction
+    from memtui.stores.protocol import MemoryStore
 
 
 class StoreReady(Message):
-    def __init__(self, store: MemoryStore, memories: list[Memory], reloaded: bool) -> None:
+    """The store is read; `painted` is set once its table is on the screen (the worker waits
+    for it before the work the first paint does not need)."""
+
+    def __init__(
+        self, store: MemoryStore, memories: list[Memory], reloaded: bool, painted: Event
+    ) -> None:
         super().__init__()
         self.store = store
         self.memories = memories
         self.reloaded = reloaded
+        self.painted = painted
 
 
 class HaystackReady(Message):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -171,6 +172,14 @@ OPT_LIST = (list, _NONE)
 OPT_BOOL = (bool, _NONE)
 OPT_DICT = (dict, _NONE)
 NUMBERS = (int, float)
+
+Share = Callable[[str, str], str]
+"""The `setdefault` of one read's strings: the first of equal strings, for every later one."""
+
+
+def new_share() -> Share:
+    strings: dict[str, str] = {}
+    return strings.setdefault
 
 
 def json_problem(data: bytes, error: orjson.JSONDecodeError) -> str:

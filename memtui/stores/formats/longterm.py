@@ -15,7 +15,7 @@ import orjson
 
 from memtui.errors import StoreFormatError
 from memtui.jsonout import dumps, dumps_text
-from memtui.model import Memory, Source, Status
+from memtui.model import NO_EXTRA, Memory, Source, Status
 from memtui.stores.formats.document import Document, FormatDefaults
 from memtui.stores.formats.fields import (
     MAX_CONTENT_CHARS,
@@ -26,7 +26,9 @@ from memtui.stores.formats.fields import (
     OPT_NUM,
     OPT_STR,
     EntryReader,
+    Share,
     json_problem,
+    new_share,
 )
 from memtui.times import GO_ZERO_TIME, format_iso, parse_iso
 from memtui.traits import FormatTraits, IdStyle
@@ -98,8 +100,9 @@ class LongtermFormat(FormatDefaults):
         raws: dict[str, dict[str, Any]] = {}
         where = "line {}" if layout == "jsonl" else "record [{}]"
         first = 1 if layout == "jsonl" else 0
+        share = new_share()
         for index, record in enumerate(records, start=first):
-            memory = _read(record, path, where, index)
+            memory = _read(record, path, where, index, share)
             if memory.id in memories:
                 raise StoreFormatError(f"{path}: {where.format(index)} repeats the id {memory.id}")
             memories[memory.id] = memory
@@ -199,16 +202,17 @@ class LongtermFormat(FormatDefaults):
         return dict(source) if source and source.get("layout") == "jsonl" else {"layout": "jsonl"}
 
 
-def _read(record: Any, path: Path, where: str, index: int) -> Memory:
+def _read(record: Any, path: Path, where: str, index: int, share: Share | None = None) -> Memory:
     try:
-        return _build(record)
+        return _build(record, share or new_share())
     except (TypeError, ValueError, OverflowError, KeyError, AttributeError):
         return _decode(EntryReader(path, where.format(index), record))
 
 
-def _build(rec: dict[str, Any]) -> Memory:
+def _build(rec: dict[str, Any], share: Share) -> Memory:
     """The fast path for well-formed records; anything unexpected raises and `_decode` then
-    reads the record field by field and names the problem."""
+    reads the record field by field and names the problem. Repeated strings (categories,
+    users, sources, equal times) become one object in the record and the entry."""
     get = rec.get
     ident = get("id")
     if ident is None:
@@ -250,26 +254,54 @@ def _build(rec: dict[str, Any]) -> Memory:
         status = Status.QUARANTINED
     if parse_iso(get("deleted_at")) is not None:
         status = Status.DELETED
+    if category:
+        rec["category"] = category = share(category, category)
+    if user is not None:
+        rec["user_id"] = user = share(user, user)
+    if source:
+        rec["source"] = source = share(source, source)
+    created, accessed, decayed = get("created_at"), get("last_accessed"), get("last_decayed_at")
+    created_at = parse_iso(created)
+    if type(accessed) is str and accessed == created:
+        rec["last_accessed"] = accessed = created
+        accessed_at = created_at
+    else:
+        accessed_at = parse_iso(accessed)
+    if type(decayed) is str and decayed == accessed:
+        rec["last_decayed_at"] = accessed
+        decayed_at = accessed_at
+    else:
+        decayed_at = parse_iso(decayed)
+    updated, superseded_at = get("updated_at"), get("superseded_at")
+    if updated == GO_ZERO_TIME:  # Go writes its zero time for "unset": one string for all
+        rec["updated_at"] = updated = GO_ZERO_TIME
+    if superseded_at == GO_ZERO_TIME:
+        rec["superseded_at"] = superseded_at = GO_ZERO_TIME
     extra = {k: rec[k] for k in rec if k not in _KNOWN}  # in the file's order
+    # positional, in the field order of `Memory` (a call with keywords costs twice as much)
     return Memory(
-        id=str(ident),
-        content=content,
-        category=category or "general",
-        importance=0.5 if importance is None else min(1.0, max(0.0, float(importance))),
-        source=_SOURCES.get(source, Source.AUTO),  # type: ignore[arg-type]
-        tags=tuple(tags) if tags else (),
-        created_at=parse_iso(get("created_at")),
-        last_accessed_at=parse_iso(get("last_accessed")),
-        last_decayed_at=parse_iso(get("last_decayed_at")),
-        updated_at=parse_iso(get("updated_at")),
-        access_count=max(0, accesses or 0),
-        user_id=user,
-        status=status,
-        supersedes=tuple(str(i) for i in supersedes) if supersedes else (),
-        superseded_at=parse_iso(get("superseded_at")),
-        embedding=tuple(float(x) for x in embedding) if embedding is not None else None,
-        version=version,
-        extra=extra,
+        str(ident),
+        content,
+        category or "general",
+        0.5 if importance is None else min(1.0, max(0.0, float(importance))),
+        _SOURCES.get(source, Source.AUTO),  # type: ignore[arg-type]
+        tuple(tags) if tags else (),
+        (),
+        created_at,
+        accessed_at,
+        decayed_at,
+        parse_iso(updated),
+        max(0, accesses or 0),
+        None,
+        False,
+        user,
+        status,
+        tuple(str(i) for i in supersedes) if supersedes else (),
+        None,
+        parse_iso(superseded_at),
+        tuple(float(x) for x in embedding) if embedding is not None else None,
+        version,
+        extra or NO_EXTRA,
     )
 
 

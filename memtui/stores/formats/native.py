@@ -13,7 +13,7 @@ from typing import Any
 
 from memtui.errors import StoreFormatError
 from memtui.jsonout import dumps
-from memtui.model import Memory, Source, Status
+from memtui.model import NO_EXTRA, Memory, Source, Status
 from memtui.stores.formats.document import Document, FormatDefaults
 from memtui.stores.formats.fields import (
     MAX_CONTENT_CHARS,
@@ -25,7 +25,9 @@ from memtui.stores.formats.fields import (
     OPT_NUM,
     OPT_STR,
     EntryReader,
+    Share,
     json_type_name,
+    new_share,
 )
 from memtui.stores.formats.pi_json import PiJsonError, read_checked
 from memtui.times import format_iso, parse_iso
@@ -82,8 +84,9 @@ class NativeFormat(FormatDefaults):
                 )
         memories: dict[str, Memory] = {}
         raws: dict[str, dict[str, Any]] = {}
+        share = new_share()
         for doc_id, record in table.items():
-            memory = _read(record, path, doc_id)
+            memory = _read(record, path, doc_id, share)
             if memory.id in memories:
                 raise StoreFormatError(f"{path}: memories[{doc_id}] repeats the id {memory.id!r}")
             memories[memory.id] = memory
@@ -140,9 +143,9 @@ def _compact(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if not (v is None or v is False or v == [] or v == {})}
 
 
-def _read(record: Any, path: Path, doc_id: str) -> Memory:
+def _read(record: Any, path: Path, doc_id: str, share: Share | None = None) -> Memory:
     try:
-        return _build(record)
+        return _build(record, share or new_share())
     except (TypeError, ValueError, OverflowError, KeyError, AttributeError):
         return _decode(EntryReader(path, f"memories[{doc_id}]", record))
 
@@ -151,9 +154,10 @@ _SOURCE_OF = {s.value: s for s in Source}  # a dict look-up costs a fifth of an 
 _STATUS_OF = {s.value: s for s in Status}
 
 
-def _build(rec: dict[str, Any]) -> Memory:
+def _build(rec: dict[str, Any], share: Share) -> Memory:
     """The fast path for well-formed records; anything unexpected raises and `_decode` then
-    reads the record field by field and names the problem."""
+    reads the record field by field and names the problem. Repeated strings (categories,
+    users, sources, statuses, equal times) become one object in the record and the entry."""
     get = rec.get
     ident, content = rec["id"], rec["content"]
     category, importance, user, by = (
@@ -165,6 +169,9 @@ def _build(rec: dict[str, Any]) -> Memory:
     accesses, evidence, version = get("access_count"), get("evidence_count"), get("version")
     tags, paths, supersedes = get("tags"), get("paths"), get("supersedes")
     embedding, extra, tenured = get("embedding"), get("extra"), get("tenured")
+    source, status = get("source"), get("status")
+    created, accessed, decayed = get("created_at"), get("last_accessed_at"), get("last_decayed_at")
+    updated, superseded_at = get("updated_at"), get("superseded_at")
     if not (
         type(ident) is str
         and ident
@@ -185,34 +192,68 @@ def _build(rec: dict[str, Any]) -> Memory:
         and (not tags or all(type(t) is str for t in tags))
         and (not paths or all(type(p) is str for p in paths))
         and (not supersedes or all(type(i) is str for i in supersedes))
+        and type(embedding) in OPT_LIST
         and (embedding is None or all(type(x) in NUMBERS for x in embedding))
+        and type(created) in OPT_STR
+        and type(accessed) in OPT_STR
+        and type(decayed) in OPT_STR
+        and type(updated) in OPT_STR
+        and type(superseded_at) in OPT_STR
+        and type(source) in OPT_STR
+        and type(status) in OPT_STR
     ):
         raise ValueError("wrong type")
-    accessed, decayed = get("last_accessed_at"), get("last_decayed_at")
-    accessed_at = parse_iso(accessed)
+    if category:
+        rec["category"] = category = share(category, category)
+    if user is not None:
+        rec["user_id"] = user = share(user, user)
+    if source:
+        rec["source"] = source = share(source, source)
+    if status:
+        rec["status"] = status = share(status, status)
+    created_at = parse_iso(created)
+    if accessed == created:
+        accessed_at = created_at
+        if accessed is not None:
+            rec["last_accessed_at"] = accessed = created
+    else:
+        accessed_at = parse_iso(accessed)
+    if decayed == accessed:
+        decayed_at = accessed_at
+        if decayed is not None:
+            rec["last_decayed_at"] = accessed
+    else:
+        decayed_at = parse_iso(decayed)
+    if importance is None:
+        importance = 0.8
+    elif not 0.0 < importance <= 1.0:  # (0 and -0.0 as 0.0)
+        importance = min(1.0, max(0.0, float(importance)))
+    elif type(importance) is int:
+        importance = float(importance)
+    # positional, in the field order of `Memory` (a call with 22 keywords costs twice as much)
     return Memory(
-        id=ident,
-        content=content,
-        category=category or "fact",
-        importance=0.8 if importance is None else min(1.0, max(0.0, float(importance))),
-        source=_SOURCE_OF[get("source") or "auto"],
-        tags=tuple(tags) if tags else (),
-        paths=tuple(paths) if paths else (),
-        created_at=parse_iso(get("created_at")),
-        last_accessed_at=accessed_at,
-        last_decayed_at=accessed_at if decayed == accessed else parse_iso(decayed),
-        updated_at=parse_iso(get("updated_at")),
-        access_count=max(0, accesses or 0),
-        evidence_count=evidence,
-        tenured=bool(tenured),
-        user_id=user,
-        status=_STATUS_OF[get("status") or "active"],
-        supersedes=tuple(supersedes) if supersedes else (),
-        superseded_by=by,
-        superseded_at=parse_iso(get("superseded_at")),
-        embedding=tuple(float(x) for x in embedding) if embedding is not None else None,
-        version=version,
-        extra=extra or {},
+        ident,
+        content,
+        category or "fact",
+        importance,
+        _SOURCE_OF[source or "auto"],
+        tuple(tags) if tags else (),
+        tuple(paths) if paths else (),
+        created_at,
+        accessed_at,
+        decayed_at,
+        parse_iso(updated) if updated else None,
+        accesses if accesses and accesses > 0 else 0,
+        evidence,
+        bool(tenured),
+        user,
+        _STATUS_OF[status or "active"],
+        tuple(supersedes) if supersedes else (),
+        by,
+        parse_iso(superseded_at) if superseded_at else None,
+        tuple(float(x) for x in embedding) if embedding is not None else None,
+        version,
+        extra or NO_EXTRA,
     )
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from memtui.errors import StoreFormatError
-from memtui.model import Memory, Source, Status
+from memtui.model import NO_EXTRA, Memory, Source, Status
 from memtui.stores.formats.document import Document, FormatDefaults, HeaderImages
-from memtui.stores.formats.fields import MAX_CONTENT_CHARS, json_type_name
+from memtui.stores.formats.fields import MAX_CONTENT_CHARS, Share, json_type_name, new_share
 from memtui.stores.formats.pi_json import PiJsonError, read_checked
 from memtui.stores.formats.pi_json import dumps as pi_dumps
 from memtui.stores.formats.pi_splice import in_pi_layout, spliced
@@ -87,6 +87,7 @@ class PiFormat(FormatDefaults):
         raws: dict[str, dict[str, Any]] = {}
         normalised: dict[str, str] = {}
         unreadable: list[tuple[int, Any, str]] = []
+        share = new_share()
         for index, record in enumerate(entries):
             as_loaded = _as_pi_loads_it(record)
             entry = record if as_loaded else pi_entry(record, None)
@@ -105,7 +106,7 @@ class PiFormat(FormatDefaults):
                 unreadable.append((index, record, "content too long for memtui"))
                 continue
             try:
-                memories[ident] = _memory(entry)
+                memories[ident] = _memory(entry, share)
             except (OverflowError, ValueError):
                 unreadable.append((index, record, "holds a time memtui cannot hold"))
                 continue
@@ -342,33 +343,49 @@ def _in_pi_order(
     return ordered
 
 
-def _memory(entry: dict[str, Any]) -> Memory:
-    """A Memory from an entry as pi's loader leaves it (see `pi_entry`)."""
+def _memory(entry: dict[str, Any], share: Share | None = None) -> Memory:
+    """A Memory from an entry as pi's loader leaves it (see `pi_entry`); one read's repeated
+    strings (types, sources, users) become one object in the entry and the Memory."""
     get = entry.get
     user, created, injected, decayed = (
         get("userId"), get("createdAt"), get("lastInjectedAt"), get("lastDecayedAt")
     )  # fmt: skip
+    share = share or new_share()
+    category, source = share(entry["type"], entry["type"]), entry["source"]
+    entry["type"] = category
+    if type(user) is str:
+        entry["userId"] = user = share(user, user)
+    else:
+        user = None
     # pi often sets all three times to the creation time: convert each value once
     created_at = None if created is None else from_epoch_ms(created)
     injected_at = created_at if injected == created else _when(injected)
     decayed_at = injected_at if decayed == injected else _when(decayed)
     extra = [k for k in entry if k not in _KNOWN]  # in the file's order, not a set's
+    # positional, in the field order of `Memory` (a call with keywords costs twice as much)
     return Memory(
-        id=entry["id"],
-        content=entry["content"],
-        category=entry["type"],
-        importance=float(entry["potency"]),
-        source=_SOURCES[entry["source"]],
-        tags=tuple(entry["tags"]),
-        paths=tuple(entry["paths"]),
-        created_at=created_at,
-        last_accessed_at=injected_at,
-        last_decayed_at=decayed_at,
-        access_count=int(entry["accessCount"]),
-        evidence_count=int(entry["evidenceCount"]) if "evidenceCount" in entry else None,
-        tenured=entry.get("tenured") is True,
-        user_id=user if type(user) is str else None,
-        extra={k: entry[k] for k in extra} if extra else {},
+        entry["id"],
+        entry["content"],
+        category,
+        float(entry["potency"]),
+        _SOURCES[source],
+        tuple(entry["tags"]),
+        tuple(entry["paths"]),
+        created_at,
+        injected_at,
+        decayed_at,
+        None,
+        int(entry["accessCount"]),
+        int(entry["evidenceCount"]) if "evidenceCount" in entry else None,
+        entry.get("tenured") is True,
+        user,
+        Status.ACTIVE,
+        (),
+        None,
+        None,
+        None,
+        None,
+        {k: entry[k] for k in extra} if extra else NO_EXTRA,
     )
 
 

@@ -26,14 +26,9 @@ from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
 from memtui.tui.messages import CommitFailed, LineageReady
 from memtui.tui.modals import FilterScreen
-from memtui.tui.screens.calibration import CalibrationScreen
-from memtui.tui.screens.clusters import ClustersScreen
-from memtui.tui.screens.decay import DecayScreen
 from memtui.tui.screens.entry_form import EntryFormScreen
 from memtui.tui.screens.history import HistoryScreen
-from memtui.tui.screens.label import LabelScreen
 from memtui.tui.screens.outside import OutsideScreen
-from memtui.tui.screens.plan import PlanScreen
 from memtui.tui.widgets.detail import DetailPane
 from memtui.tui.widgets.lineage import LineageScreen
 from memtui.tui.widgets.memory_table import MemoryTable
@@ -372,26 +367,38 @@ class HomeScreen(GuardedHandlers, Screen[None]):
         host(self).open_merge(marked, hidden=self.model.marked_hidden())
 
     def action_plan(self) -> None:
+        from memtui.tui.screens.plan import PlanScreen  # loads the engine: on first use
+
         store = self._needs_store()
         if store is not None:
             self.app.push_screen(PlanScreen(store, host(self).service))
 
     def action_clusters(self) -> None:
+        from memtui.tui.screens.clusters import ClustersScreen  # loads the engine: on first use
+
         store = self._needs_store()
         if store is not None:
             self.app.push_screen(ClustersScreen(store, host(self).service))
 
     def action_decay(self) -> None:
+        from memtui.tui.screens.decay import DecayScreen  # loads the engine: on first use
+
         store = self._needs_store()
         if store is not None:
             self.app.push_screen(DecayScreen(store, self.table.current, host(self).service))
 
     def action_label(self) -> None:
+        from memtui.tui.screens.label import LabelScreen  # loads the engine: on first use
+
         store = self._needs_store()
         if store is not None:
             self.app.push_screen(LabelScreen(store, host(self).service))
 
     def action_calibration(self) -> None:
+        from memtui.tui.screens.calibration import (
+            CalibrationScreen,
+        )  # loads the engine: on first use
+
         store = self._needs_store()
         if store is not None:
             self.app.push_screen(CalibrationScreen(store, host(self).service))

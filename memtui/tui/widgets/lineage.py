@@ -3,7 +3,7 @@ the time, actor and reason of each link; restore from here."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -12,7 +12,6 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, Tree
 
 from memtui.model import STATUS_SYMBOL, Memory, Status
-from memtui.service import Lineage
 from memtui.textsafe import one_line
 from memtui.times import format_iso
 from memtui.tui.bindings import bindings_for
@@ -20,6 +19,9 @@ from memtui.tui.failures import GuardedHandlers
 from memtui.tui.host import host
 from memtui.tui.widgets.lists import MemtuiTree
 from memtui.views import shorten
+
+if TYPE_CHECKING:
+    from memtui.service import Lineage
 
 
 def _label(memory: Memory | None, ident: str, *, this: bool = False) -> Text:

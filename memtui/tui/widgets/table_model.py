@@ -62,26 +62,19 @@ def layout(width: int) -> list[tuple[Column, int]]:
     return [(c, c.width or max(1, rest)) for c in columns]
 
 
-def _sort_value(memory: Memory, key: str) -> Any:
-    if key == "status":
-        return _STATUS_ORDER[memory.status]
-    if key == "importance":
-        return memory.importance
-    if key == "content":
-        return memory.content.lower()
-    if key == "category":
-        return memory.category.lower()
-    if key == "source":
-        return memory.source.value
-    if key == "user":
-        return (memory.user_id or "").lower()
-    if key == "age":
-        return memory.created_at or _EPOCH
-    if key == "used":
-        return memory.last_accessed_at or _EPOCH
-    if key == "accesses":
-        return memory.access_count
-    return memory.id
+# each column's sort values of a list of entries (one comprehension: 100k entries at open)
+_SORT_VALUES: dict[str, Callable[[Sequence[Memory]], list[Any]]] = {
+    "status": lambda ms: [_STATUS_ORDER[m.status] for m in ms],
+    "importance": lambda ms: [m.importance for m in ms],
+    "content": lambda ms: [m.content.lower() for m in ms],
+    "category": lambda ms: [m.category.lower() for m in ms],
+    "source": lambda ms: [m.source.value for m in ms],
+    "user": lambda ms: [(m.user_id or "").lower() for m in ms],
+    "age": lambda ms: [m.created_at or _EPOCH for m in ms],
+    "used": lambda ms: [m.last_accessed_at or _EPOCH for m in ms],
+    "accesses": lambda ms: [m.access_count for m in ms],
+    "id": lambda ms: [m.id for m in ms],
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +99,9 @@ class QuickFilters:
         return " · ".join(parts)
 
 
+_NO_FILTERS = QuickFilters()
+
+
 def build_haystack(memories: Sequence[Memory]) -> list[str]:
     return [f"{m.content}\n{m.id}\n{m.category}\n{chr(10).join(m.tags)}".lower() for m in memories]
 
@@ -123,8 +119,9 @@ class TableModel:
     def load(self, memories: Sequence[Memory]) -> None:
         """New entries (a reload): keeps sort, filters and the marks that still exist."""
         self.memories = memories if isinstance(memories, list) else list(memories)
-        self.index = {m.id: n for n, m in enumerate(self.memories)}
-        self.marked &= set(self.index)
+        self._index: dict[str, int] | None = None  # built when first asked (not for the paint)
+        if self.marked:
+            self.marked &= set(self.index)
         # row indices live in arrays, not lists: the garbage collector never walks them, so its
         # full collections stay short however big the store is
         self._orders: dict[str, array[int]] = {}
@@ -134,12 +131,19 @@ class TableModel:
         self.view: array[int] = array("l")
         self.refilter()
 
+    @property
+    def index(self) -> dict[str, int]:
+        """Each entry's place in `memories`, by id."""
+        if self._index is None:
+            self._index = {m.id: n for n, m in enumerate(self.memories)}
+        return self._index
+
     # -- the view -----------------------------------------------------------------------------
 
     def _order(self, key: str) -> array[int]:
         order = self._orders.get(key)
         if order is None:
-            values = [_sort_value(m, key) for m in self.memories]
+            values = _SORT_VALUES[key](self.memories)
             order = array("l", sorted(range(len(values)), key=values.__getitem__))
             self._orders[key] = order
         return order
@@ -166,9 +170,13 @@ class TableModel:
         order = self._order(self.sort_key)
         if self.descending:
             order = order[::-1]
-        passes = self._passes()
         memories = self.memories
-        self._base = array("l", [i for i in order if passes(memories[i])])
+        if self.filters == _NO_FILTERS:  # as the table opens: the hidden statuses left out
+            hidden = HIDDEN_STATUSES
+            self._base = array("l", [i for i in order if memories[i].status not in hidden])
+        else:
+            passes = self._passes()
+            self._base = array("l", [i for i in order if passes(memories[i])])
         self._apply_query(self._base)
 
     def _apply_query(self, candidates: array[int]) -> None:
