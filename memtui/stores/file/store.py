@@ -444,11 +444,13 @@ class Store(LedgerViews, LedgerAudit):
                 and after_raw is not None
                 and fmt.decode(after_raw, self.path) == after
             )
+            # the images are held as the entries (their dicts made again when read), so that
+            # a whole-store transaction holds no two dicts per entry
             images.append(
                 ChangeImage(
                     ident,
-                    before_image,
-                    after_image,
+                    before,
+                    after,
                     before_rec,
                     after_rec,
                     order.get(ident),
