@@ -12,7 +12,8 @@ own copy of the store (one data folder: the seal key), at the same `MEMTUI_NOW`:
 - open: `open_store(...).memories()` (the floor both others stand on);
 - apply: `memtui apply STORE PLAN --yes` (every pre-approved action);
 - undo: `memtui undo STORE` of that transaction;
-and whether the two stores are the same bytes after the apply and after the undo.
+and whether the two stores (and their sidecar ledgers) are the same bytes after the apply and
+after the undo.
 The previous code is `git archive`d from `--before` (default: where HEAD left main).
 """
 
@@ -71,6 +72,13 @@ def main() -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def _ledger(store: Path, named: Path | None) -> bytes:
+    """A sidecar ledger's bytes (none for native), the store it names as `named` names it."""
+    path = store.with_name(store.name + ".memtui") / "ledger.jsonl"
+    data = path.read_bytes() if path.exists() else b""
+    return data if named is None else data.replace(str(store).encode(), str(named).encode())
+
+
 def cell(r: tuple[float, float, float]) -> str:
     return f"{r[0]:>7.1f} {r[1]:>6.1f} {r[2]:>7.0f}"
 
@@ -126,7 +134,9 @@ def bench(folder: Path, before: Path, size: int, users: int, fmt: str) -> None:
                 cmd = [sys.executable, "-m", "memtui", "undo", store]
             results[name][step] = run(cmd, code)
         if step != "open":
-            same[step] = stores["before"].read_bytes() == stores["after"].read_bytes()
+            same[step] = stores["before"].read_bytes() == stores["after"].read_bytes() and (
+                _ledger(stores["before"], stores["after"]) == _ledger(stores["after"], None)
+            )
     for step in ("open", "apply", "undo"):
         b, a = results["before"][step], results["after"][step]
         extra = ""

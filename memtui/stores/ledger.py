@@ -19,7 +19,7 @@ import orjson
 from memtui.errors import MemtuiError, NotFoundError, StoreFormatError
 from memtui.jsonout import dumps
 from memtui.model import Memory
-from memtui.stores.file.files import atomic_write, writing
+from memtui.stores.file.files import atomic_write, write_failure, writing
 from memtui.times import format_iso, parse_iso_or_none
 
 
@@ -261,14 +261,15 @@ class Transaction:
     def memory_ids(self) -> list[str]:
         return [c.id for c in self.changes]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, changes: bool = True) -> dict[str, Any]:
+        """As the ledger holds it (`changes=False`: with an empty list of changes)."""
         out: dict[str, Any] = {
             "id": self.id,
             "at": format_iso(self.at),
             "actor": self.actor,
             "kind": self.kind,
             "reason": self.reason,
-            "changes": [c.to_dict() for c in self.changes],
+            "changes": [c.to_dict() for c in self.changes] if changes else [],
             "undoes": self.undoes,
             "backup": self.backup,
         }
@@ -610,11 +611,56 @@ class SidecarLedger:
         return len(problems)
 
     def add_pending(self, tx: Transaction) -> int:
-        """Write `tx` ahead as pending; returns the ledger's size before it."""
-        entry: dict[str, Any] = {"tx": tx.to_dict()}
+        """Write `tx` ahead as pending; returns the ledger's size before it. The line is
+        written a few hundred changes at a time (the bytes `append` would write), so that a
+        transaction of a million entries is never held whole as JSON."""
+        entry: dict[str, Any] = {"tx": tx.to_dict(changes=False)}
         if self.store is not None:
             entry["store"] = str(self.store)
-        return self.append(entry)
+        try:
+            return self._append_streamed(entry, tx.changes)
+        except _NotStreamed:  # what orjson cannot write: the whole line as `dumps` writes it
+            entry["tx"]["changes"] = [c.to_dict() for c in tx.changes]
+            return self.append(entry)
+
+    def _append_streamed(self, entry: dict[str, Any], changes: list[ChangeImage]) -> int:
+        try:
+            shell = orjson.dumps(entry)
+        except orjson.JSONEncodeError:
+            raise _NotStreamed from None
+        # the first such key is the transaction's own: the keys before it hold no quote
+        cut = shell.index(b'"changes":[]') + len(b'"changes":[')
+        line = _Line(len(changes))
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        except OSError as e:
+            raise write_failure(self.path, e) from None
+        try:
+            size = _cut_torn_line(fd)
+            try:
+                line.add(shell[:cut])
+                for n, change in enumerate(changes):
+                    try:
+                        piece = orjson.dumps(change.to_dict())
+                    except orjson.JSONEncodeError:
+                        raise _NotStreamed from None
+                    line.add(b"," + piece if n else piece)
+                    line.done = n + 1
+                    if line.held >= _CHUNK:
+                        line.write(fd)
+                line.add(shell[cut:] + b"\n")
+                line.write(fd)
+                os.fsync(fd)
+            except BaseException as e:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                if isinstance(e, OSError):
+                    raise write_failure(self.path, e, line.needs()) from None
+                raise
+            return size
+        finally:
+            os.close(fd)
 
     def mark(self, tx_id: int, state: str) -> None:
         with contextlib.suppress(OSError, MemtuiError):
@@ -646,6 +692,38 @@ class SidecarLedger:
             with contextlib.suppress(OSError):
                 os.unlink(aside)
             raise
+
+
+_CHUNK = 1 << 20
+
+
+class _NotStreamed(Exception):
+    """A ledger line that orjson cannot write (a lone surrogate, an integer past 64 bits)."""
+
+
+class _Line:
+    """A ledger line written a chunk at a time, with what it needs in all (about)."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done, self.written = total, 0, 0
+        self.parts: list[bytes] = []
+        self.held = 0
+
+    def add(self, part: bytes) -> None:
+        self.parts.append(part)
+        self.held += len(part)
+
+    def write(self, fd: int) -> None:
+        view = memoryview(b"".join(self.parts))
+        self.parts, self.held = [], 0
+        while view:
+            n = os.write(fd, view)
+            self.written += n
+            view = view[n:]
+
+    def needs(self) -> int:
+        so_far = self.written + self.held
+        return so_far * max(self.total, 1) // max(self.done, 1)
 
 
 def _cut_torn_line(fd: int) -> int:
