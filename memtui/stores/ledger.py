@@ -74,6 +74,7 @@ class ChangeImage:
         "diff",
         "id",
         "lost",
+        "made",
         "position",
     )
 
@@ -94,6 +95,9 @@ class ChangeImage:
         # a compact change whose images the journal cannot rebuild (the entry was changed
         # outside memtui since): shown without images, never undone
         lost: bool = False,
+        # `diff` and `after_fp` were made from these very images (by the commit that wrote
+        # them), so they need not be made again to write the change
+        made: bool = False,
     ) -> None:
         self.id = id
         self._before: dict[str, Any] | Memory | _Patched | None = before
@@ -105,6 +109,7 @@ class ChangeImage:
         self.diff = diff
         self.after_fp = after_fp
         self.lost = lost
+        self.made = made
 
     @property
     def before(self) -> dict[str, Any] | None:
@@ -160,7 +165,7 @@ class ChangeImage:
         if self.compact and (self.lost or (self._before is not None and self._after is not None)):
             diff = self.diff
             fp = self.after_fp
-            if diff is None or not self.lost:
+            if (diff is None or not self.lost) and not (self.made and fp is not None):
                 before, after = self.before, self.after
                 assert before is not None and after is not None
                 diff = image_diff(before, after)

@@ -39,6 +39,8 @@ from memtui.stores.ledger import (
     LedgerViews,
     SidecarLedger,
     Transaction,
+    image_diff,
+    image_fingerprint,
     read_journal,
     undo_target,
 )
@@ -447,6 +449,10 @@ class Store(LedgerViews, LedgerAudit):
             )
             # the images are held as the entries (their dicts made again when read), so that
             # a whole-store transaction holds no two dicts per entry
+            diff = fp = None
+            if compact:
+                assert before_image is not None and after_image is not None
+                diff, fp = image_diff(before_image, after_image), image_fingerprint(after_image)
             images.append(
                 ChangeImage(
                     ident,
@@ -456,6 +462,9 @@ class Store(LedgerViews, LedgerAudit):
                     after_rec,
                     order.get(ident),
                     compact=compact,
+                    diff=diff,
+                    after_fp=fp,
+                    made=compact,
                 )
             )
         preparing.end()
