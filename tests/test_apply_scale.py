@@ -11,6 +11,7 @@ this code about 215 MB."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -21,9 +22,10 @@ from pathlib import Path
 import pytest
 
 from memtui.demo.generate import make_demo_memories
+from memtui.jsonout import dumps
 from memtui.service import Service
 from memtui.service.plans import apply_plan
-from memtui.stores import create_native_store, open_store
+from memtui.stores import Change, Transaction, create_native_store, open_store
 from tests.conftest import NOW
 
 resource = pytest.importorskip("resource")
@@ -134,3 +136,51 @@ def test_a_transaction_recorded_before_the_change_undoes_as_it_did(
     tx = opened.undo(now=UNDONE)
     assert tx.undoes == target.id and len(tx.changes) == len(target.changes)
     assert store.read_bytes() == (here / "undone.json").read_bytes()
+
+
+def _pi_store(tmp_path: Path, copies: int, cut_emoji: bool = False) -> Path:
+    """realistic-store.json's entries `copies` times (new ids), as a pi file; with
+    `cut_emoji`, the first entry's content ends in half an emoji (a lone surrogate, as pi
+    leaves text it cuts at 500 UTF-16 units)."""
+    value = json.loads((FIXTURES.parent / "realistic-store.json").read_text())
+    value["memories"] = [
+        {**m, "id": f"{m['id']}_{n}"} for n in range(copies) for m in value["memories"]
+    ]
+    if cut_emoji:
+        value["memories"][0]["content"] += "\ud83d"
+    path = tmp_path / "store.json"
+    # as pi writes it: JSON.stringify(value, null, 2), a lone surrogate escaped
+    text = json.dumps(value, indent=2, ensure_ascii=False).replace("\ud83d", "\\ud83d")
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _importance_halved(path: Path) -> tuple[Transaction, bytes]:
+    store = open_store(str(path))
+    before = path.read_bytes()
+    changes = [Change(m, m.with_(importance=m.importance / 2)) for m in store.memories()]
+    tx = store.commit(changes, actor="user", kind="edit", reason="halved", now=APPLIED)
+    return tx, before
+
+
+def _ledger_lines(path: Path) -> list[bytes]:
+    return (path.with_name(path.name + ".memtui") / "ledger.jsonl").read_bytes().splitlines()
+
+
+@pytest.mark.parametrize(
+    ("copies", "cut_emoji"), [(12, False), (1, True)], ids=["chunked", "lone-surrogate"]
+)
+def test_a_sidecar_ledger_line_is_the_one_json_line_it_was(
+    tmp_path: Path, copies: int, cut_emoji: bool
+) -> None:
+    """A transaction's intent written a chunk of changes at a time (3,600 changes: several
+    MB) is the line one `dumps` of it gives; one that orjson cannot write (a lone
+    surrogate) is written whole as before; either way undo gives the file back."""
+    path = _pi_store(tmp_path, copies, cut_emoji)
+    tx, before = _importance_halved(path)
+    intent = _ledger_lines(path)[0]
+    assert len(tx.changes) == 300 * copies
+    assert intent == dumps({"tx": tx.to_dict(), "store": str(path)})
+    assert len(intent) > 1_000_000 or cut_emoji
+    open_store(str(path)).undo(now=UNDONE)
+    assert path.read_bytes() == before
