@@ -65,7 +65,11 @@ def _plan_bytes(path: str) -> bytes:
                     f"{path}: is {st.st_size:,} bytes, over the plan size limit of "
                     f"{limit:,} bytes ({name}); not a plan memtui wrote"
                 )
-            data = head + f.read(limit + 1 - len(head))
+            # as much as the file holds (a read of `limit` bytes would take that much memory
+            # first), then whatever it grew by, up to the limit
+            data = head + f.read(max(0, min(limit, st.st_size) + 1 - len(head)))
+            if len(data) > st.st_size and len(data) <= limit:
+                data += f.read(limit + 1 - len(data))
         except OSError as e:
             raise MemtuiError(f"{path}: cannot read it ({e.strerror})") from None
         if len(data) > limit:

@@ -325,16 +325,16 @@ def apply_plan(
     chosen = list(approved) if approved is not None else plan.default_approved()
     if not chosen:
         raise MemtuiError("no action is approved; nothing to apply")
-    planned = plan_changes(plan, chosen)
-    if not planned:
+    changes = [Change(c.before, c.after) for c in plan_changes(plan, chosen)]
+    if not changes:
         raise MemtuiError("the approved actions change nothing")
-    actions = [plan.action(a) for a in chosen]
-    actors = {a.actor for a in actions}
+    kinds = [plan.action(a).kind for a in chosen]
+    actors = {plan.action(a).actor for a in chosen}
     return store.commit(
-        [Change(c.before, c.after) for c in planned],
+        changes,
         actor=Actor.LLM if Actor.LLM in actors else Actor.PLAN,
         kind="plan",
-        reason=f"{plan.profile} plan: {kind_counts(a.kind for a in actions)}",
+        reason=f"{plan.profile} plan: {kind_counts(kinds)}",
         now=now,
         details={"profile": plan.profile, "actions": chosen, "plan_now": plan.now.isoformat()},
         progress=progress,

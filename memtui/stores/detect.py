@@ -66,7 +66,10 @@ def with_layout(rendered: bytes, layout: tuple[bool, bytes] | None) -> bytes:
     if layout is None:
         return rendered
     crlf, tail = layout
-    out = rendered.rstrip(b" \t\r\n")
-    if crlf:
-        out = out.replace(b"\n", b"\r\n")  # JSON text holds no raw line feed inside a string
+    end = len(rendered)
+    while end and rendered[end - 1] in b" \t\r\n":
+        end -= 1
+    if not crlf:  # one copy at most (a store file can be hundreds of MB)
+        return rendered if rendered[end:] == tail else b"".join((memoryview(rendered)[:end], tail))
+    out = rendered[:end].replace(b"\n", b"\r\n")  # JSON text holds no raw line feed in a string
     return out + tail

@@ -19,7 +19,7 @@ import orjson
 from memtui.errors import MemtuiError, NotFoundError, StoreFormatError
 from memtui.jsonout import dumps
 from memtui.model import Memory
-from memtui.stores.file.files import atomic_write, writing
+from memtui.stores.file.files import atomic_write, write_failure, writing
 from memtui.times import format_iso, parse_iso_or_none
 
 
@@ -29,39 +29,147 @@ class Actor:
     LLM = "llm"
 
 
-@dataclass(slots=True)
+Image = dict[str, Any] | Memory | None
+"""An entry's image as a `ChangeImage` is given it: the canonical dict, or the entry itself
+(its dict made when asked for, so that a transaction of a million changes holds no million
+dicts; see `ChangeImage.before`)."""
+
+
+class _Patched:
+    """The image `base` with the fields a compact journal change recorded put back (the
+    before image of a change whose after image is `base`), made when asked for."""
+
+    __slots__ = ("base", "diff")
+
+    def __init__(self, base: dict[str, Any] | Memory, diff: dict[str, list[Any]]) -> None:
+        self.base, self.diff = base, diff
+
+    def image(self) -> dict[str, Any]:
+        base = self.base if isinstance(self.base, dict) else self.base.to_dict()
+        return {**base, **{k: v[0] for k, v in self.diff.items()}}
+
+
+def _image(held: dict[str, Any] | Memory | _Patched | None) -> dict[str, Any] | None:
+    if held is None or isinstance(held, dict):
+        return held
+    if isinstance(held, Memory):
+        return held.to_dict()
+    return held.image()
+
+
 class ChangeImage:
     """One memory before and after a transaction (`None`: absent). The `raw` images are the
-    record in the store's own format (pi, longterm), so undo restores it byte for byte."""
+    record in the store's own format (pi, longterm), so undo restores it byte for byte.
 
-    id: str
-    before: dict[str, Any] | None
-    after: dict[str, Any] | None
-    before_raw: dict[str, Any] | None = None
-    after_raw: dict[str, Any] | None = None
-    # where the entry stood in the file, so that undoing its removal puts it back there
-    position: int | None = None
-    # written as its changed fields only (a native journal; see `resolve_images`)
-    compact: bool = False
-    diff: dict[str, list[Any]] | None = None
-    after_fp: str | None = None
-    # a compact change whose images the journal cannot rebuild (the entry was changed
-    # outside memtui since): shown without images, never undone
-    lost: bool = False
+    `before` and `after` are the canonical dicts (`Memory.to_dict`); one given as a `Memory`
+    is held as that entry and its dict made on each read of the attribute."""
+
+    __slots__ = (
+        "_after",
+        "_before",
+        "after_fp",
+        "after_raw",
+        "before_raw",
+        "compact",
+        "diff",
+        "id",
+        "lost",
+        "made",
+        "position",
+    )
+
+    def __init__(
+        self,
+        id: str,
+        before: Image,
+        after: Image,
+        before_raw: dict[str, Any] | None = None,
+        after_raw: dict[str, Any] | None = None,
+        # where the entry stood in the file, so that undoing its removal puts it back there
+        position: int | None = None,
+        *,
+        # written as its changed fields only (a native journal; see `resolve_images`)
+        compact: bool = False,
+        diff: dict[str, list[Any]] | None = None,
+        after_fp: str | None = None,
+        # a compact change whose images the journal cannot rebuild (the entry was changed
+        # outside memtui since): shown without images, never undone
+        lost: bool = False,
+        # `diff` and `after_fp` were made from these very images (by the commit that wrote
+        # them), so they need not be made again to write the change
+        made: bool = False,
+    ) -> None:
+        self.id = id
+        self._before: dict[str, Any] | Memory | _Patched | None = before
+        self._after: dict[str, Any] | Memory | _Patched | None = after
+        self.before_raw = before_raw
+        self.after_raw = after_raw
+        self.position = position
+        self.compact = compact
+        self.diff = diff
+        self.after_fp = after_fp
+        self.lost = lost
+        self.made = made
+
+    @property
+    def before(self) -> dict[str, Any] | None:
+        return _image(self._before)
+
+    @before.setter
+    def before(self, image: dict[str, Any] | None) -> None:
+        self._before = image
+
+    @property
+    def after(self) -> dict[str, Any] | None:
+        return _image(self._after)
+
+    @after.setter
+    def after(self, image: dict[str, Any] | None) -> None:
+        self._after = image
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ChangeImage):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (
+            self.id,
+            self.before,
+            self.after,
+            self.before_raw,
+            self.after_raw,
+            self.position,
+            self.compact,
+            self.diff,
+            self.after_fp,
+            self.lost,
+        )
+
+    def __repr__(self) -> str:
+        return f"ChangeImage(id={self.id!r}, compact={self.compact}, lost={self.lost})"
 
     def before_memory(self) -> Memory | None:
+        if isinstance(self._before, Memory):
+            return self._before
         return _memory(self.before, self.id)
 
     def after_memory(self) -> Memory | None:
+        if isinstance(self._after, Memory):
+            return self._after
         return _memory(self.after, self.id)
 
     def to_dict(self) -> dict[str, Any]:
-        if self.compact and (self.lost or (self.before is not None and self.after is not None)):
+        if self.compact and (self.lost or (self._before is not None and self._after is not None)):
             diff = self.diff
-            if diff is None or not self.lost:
-                assert self.before is not None and self.after is not None
-                diff = image_diff(self.before, self.after)
-            fp = self.after_fp if self.lost else image_fingerprint(self.after or {})
+            fp = self.after_fp
+            if (diff is None or not self.lost) and not (self.made and fp is not None):
+                before, after = self.before, self.after
+                assert before is not None and after is not None
+                diff = image_diff(before, after)
+                fp = self.after_fp if self.lost else image_fingerprint(after)
             out: dict[str, Any] = {"id": self.id, "diff": diff, "after_fp": fp}
             if self.position is not None:
                 out["position"] = self.position
@@ -111,30 +219,29 @@ _LOST: dict[str, Any] = {}
 def resolve_images(txs: list[Transaction], current: Mapping[str, Memory]) -> None:
     """Rebuild the images of compact changes, newest transaction first: an entry's after
     image is the entry as the store holds it (or as the next transaction found it), checked
-    against its fingerprint; its before image is that with the changed fields put back."""
-    state: dict[str, dict[str, Any] | None] = {}
+    against its fingerprint; its before image is that with the changed fields put back.
+    Each image is held once: the newest as the store's entry itself, a before image as its
+    after image and the changed fields (made when asked for), an older after image as the
+    dict that the next transaction's before image gives."""
+    state: dict[str, Image | _Patched] = {}
     for tx in reversed(txs):
         for change in tx.changes:
             if change.diff is None:
-                state[change.id] = change.before
+                state[change.id] = change._before
                 continue
-            if change.id in state:
-                after = state[change.id]
-            else:
-                memory = current.get(change.id)
-                after = memory.to_dict() if memory is not None else None
+            held = state[change.id] if change.id in state else current.get(change.id)
+            after = None if held is _LOST else _image(held)
             if (
                 after is None
-                or after is _LOST
                 or not set(change.diff) <= after.keys()
                 or image_fingerprint(after) != change.after_fp
             ):
                 change.lost = True
                 state[change.id] = _LOST
                 continue
-            before = {**after, **{k: v[0] for k, v in change.diff.items()}}
-            change.before, change.after = before, after
-            state[change.id] = before
+            base = held if isinstance(held, Memory) else after
+            change._before, change._after = _Patched(base, change.diff), base
+            state[change.id] = change._before
 
 
 @dataclass(slots=True)
@@ -159,14 +266,15 @@ class Transaction:
     def memory_ids(self) -> list[str]:
         return [c.id for c in self.changes]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, changes: bool = True) -> dict[str, Any]:
+        """As the ledger holds it (`changes=False`: with an empty list of changes)."""
         out: dict[str, Any] = {
             "id": self.id,
             "at": format_iso(self.at),
             "actor": self.actor,
             "kind": self.kind,
             "reason": self.reason,
-            "changes": [c.to_dict() for c in self.changes],
+            "changes": [c.to_dict() for c in self.changes] if changes else [],
             "undoes": self.undoes,
             "backup": self.backup,
         }
@@ -508,11 +616,56 @@ class SidecarLedger:
         return len(problems)
 
     def add_pending(self, tx: Transaction) -> int:
-        """Write `tx` ahead as pending; returns the ledger's size before it."""
-        entry: dict[str, Any] = {"tx": tx.to_dict()}
+        """Write `tx` ahead as pending; returns the ledger's size before it. The line is
+        written a few hundred changes at a time (the bytes `append` would write), so that a
+        transaction of a million entries is never held whole as JSON."""
+        entry: dict[str, Any] = {"tx": tx.to_dict(changes=False)}
         if self.store is not None:
             entry["store"] = str(self.store)
-        return self.append(entry)
+        try:
+            return self._append_streamed(entry, tx.changes)
+        except _NotStreamed:  # what orjson cannot write: the whole line as `dumps` writes it
+            entry["tx"]["changes"] = [c.to_dict() for c in tx.changes]
+            return self.append(entry)
+
+    def _append_streamed(self, entry: dict[str, Any], changes: list[ChangeImage]) -> int:
+        try:
+            shell = orjson.dumps(entry)
+        except orjson.JSONEncodeError:
+            raise _NotStreamed from None
+        # the first such key is the transaction's own: the keys before it hold no quote
+        cut = shell.index(b'"changes":[]') + len(b'"changes":[')
+        line = _Line(len(changes))
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        except OSError as e:
+            raise write_failure(self.path, e) from None
+        try:
+            size = _cut_torn_line(fd)
+            try:
+                line.add(shell[:cut])
+                for n, change in enumerate(changes):
+                    try:
+                        piece = orjson.dumps(change.to_dict())
+                    except orjson.JSONEncodeError:
+                        raise _NotStreamed from None
+                    line.add(b"," + piece if n else piece)
+                    line.done = n + 1
+                    if line.held >= _CHUNK:
+                        line.write(fd)
+                line.add(shell[cut:] + b"\n")
+                line.write(fd)
+                os.fsync(fd)
+            except BaseException as e:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                if isinstance(e, OSError):
+                    raise write_failure(self.path, e, line.needs()) from None
+                raise
+            return size
+        finally:
+            os.close(fd)
 
     def mark(self, tx_id: int, state: str) -> None:
         with contextlib.suppress(OSError, MemtuiError):
@@ -544,6 +697,38 @@ class SidecarLedger:
             with contextlib.suppress(OSError):
                 os.unlink(aside)
             raise
+
+
+_CHUNK = 1 << 20
+
+
+class _NotStreamed(Exception):
+    """A ledger line that orjson cannot write (a lone surrogate, an integer past 64 bits)."""
+
+
+class _Line:
+    """A ledger line written a chunk at a time, with what it needs in all (about)."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done, self.written = total, 0, 0
+        self.parts: list[bytes] = []
+        self.held = 0
+
+    def add(self, part: bytes) -> None:
+        self.parts.append(part)
+        self.held += len(part)
+
+    def write(self, fd: int) -> None:
+        view = memoryview(b"".join(self.parts))
+        self.parts, self.held = [], 0
+        while view:
+            n = os.write(fd, view)
+            self.written += n
+            view = view[n:]
+
+    def needs(self) -> int:
+        so_far = self.written + self.held
+        return so_far * max(self.total, 1) // max(self.done, 1)
 
 
 def _cut_torn_line(fd: int) -> int:

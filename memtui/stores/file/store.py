@@ -10,7 +10,7 @@ new transaction.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -39,6 +39,8 @@ from memtui.stores.ledger import (
     LedgerViews,
     SidecarLedger,
     Transaction,
+    image_diff,
+    image_fingerprint,
     read_journal,
     undo_target,
 )
@@ -308,7 +310,7 @@ class Store(LedgerViews, LedgerAudit):
         undoes: int | None = None,
         details: dict[str, Any] | None = None,
         revert_header: HeaderImages | None = None,
-        earlier: bytes | None = None,
+        earlier: bytes | Callable[[], bytes | None] | None = None,
         progress: CommitProgress | None = None,
     ) -> Transaction:
         """Apply `changes` as one transaction; returns it as recorded in the ledger.
@@ -316,7 +318,8 @@ class Store(LedgerViews, LedgerAudit):
         `revert_header` (undo, rollback): the format's top-level bookkeeping as it was and as
         memtui left it; only what memtui changed and nobody changed since is reverted.
         `earlier`: a file (a backup) that held the entries this write brings back, so a format
-        that keeps bytes can write them as they were.
+        that keeps bytes can write them as they were (or how to read it: read only when the
+        format asks for it).
         `progress`: told each stage (checking, preparing, backup, ledger, writing) with counts.
 
         Raises ConflictError (nothing written) when an entry it touches is no longer what the
@@ -368,7 +371,7 @@ class Store(LedgerViews, LedgerAudit):
         undoes: int | None,
         details: dict[str, Any] | None,
         revert_header: HeaderImages | None,
-        earlier: bytes | None,
+        earlier: bytes | Callable[[], bytes | None] | None,
         progress: CommitProgress | None,
     ) -> Transaction | None:
         data = self._read_data()
@@ -444,15 +447,24 @@ class Store(LedgerViews, LedgerAudit):
                 and after_raw is not None
                 and fmt.decode(after_raw, self.path) == after
             )
+            # the images are held as the entries (their dicts made again when read), so that
+            # a whole-store transaction holds no two dicts per entry
+            diff = fp = None
+            if compact:
+                assert before_image is not None and after_image is not None
+                diff, fp = image_diff(before_image, after_image), image_fingerprint(after_image)
             images.append(
                 ChangeImage(
                     ident,
-                    before_image,
-                    after_image,
+                    before,
+                    after,
                     before_rec,
                     after_rec,
                     order.get(ident),
                     compact=compact,
+                    diff=diff,
+                    after_fp=fp,
+                    made=compact,
                 )
             )
         preparing.end()
@@ -490,8 +502,8 @@ class Store(LedgerViews, LedgerAudit):
             tx.header_before, tx.header_after = fmt.header(base), fmt.header(doc)
             layout = base.header.get("layout_bytes")
             # the bytes this write replaces, and earlier ones: a format may keep some of them
-            sources = [data, *([earlier] if earlier is not None else [])]
-            doc.header["sources"] = sources + self._held_before(changes, base, history)
+            before_files = self._held_before(changes, base, history)
+            doc.header["sources"] = _Sources(data, [earlier, *before_files])
             recording = Stage(progress, "ledger", len(images))
             if in_file:
                 doc.header["journal"] = [*doc.header.get("journal", []), tx.to_dict()]
@@ -644,7 +656,7 @@ class Store(LedgerViews, LedgerAudit):
             now=now,
             undoes=target.id,
             revert_header=self._header_revert(target),
-            earlier=self._backup_bytes(target.backup),
+            earlier=lambda: self._backup_bytes(target.backup),
             progress=progress,
         )
 
@@ -727,6 +739,36 @@ class Store(LedgerViews, LedgerAudit):
             earlier=kept,
             progress=progress,
         )
+
+
+class _Sources(Sequence[bytes]):
+    """The bytes a write replaces, then earlier files (backups); one given as how to read it
+    is read only when a format looks past the first (those that keep some bytes of a file: pi,
+    Hermes, Claude Code), so that an undo of a format that never does reads no backup."""
+
+    def __init__(self, first: bytes, rest: list[bytes | Callable[[], bytes | None] | None]) -> None:
+        self._first = first
+        self._rest: list[bytes | Callable[[], bytes | None] | None] | None = rest
+        self._all: list[bytes] = [first]
+
+    def _read(self) -> list[bytes]:
+        if self._rest is not None:
+            for source in self._rest:
+                data = source() if callable(source) else source
+                if data is not None:
+                    self._all.append(data)
+            self._rest = None
+        return self._all
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self._first
+        yield from self._read()[1:]
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._read()[index]
 
 
 def _other_file(owner: str, path: Path) -> bool:
