@@ -13,10 +13,12 @@ from __future__ import annotations
 import operator
 import pickle
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import compress
 from typing import Any
 
 from memtui.engine.plan import Action
-from memtui.model import Memory, memory_values
+from memtui.model import MEMORY_FIELDS, Memory, memory_values
+from memtui.planfile.compact import fingerprint
 
 _ACTION_VALUES = operator.attrgetter(
     "id",
@@ -33,6 +35,8 @@ _ACTION_VALUES = operator.attrgetter(
 _DIFF_MOST = 8
 """Fields past which a record travels whole rather than as its changes."""
 
+_FIELDS = range(len(MEMORY_FIELDS))
+
 # a record's forms (the first item of its tuple; a bare int is its place in the store)
 _WHOLE, _CHANGED, _KNOWN, _FIRST = 1, 2, 3, 4
 
@@ -44,36 +48,50 @@ def places(memories: Sequence[Memory]) -> dict[int, int]:
 
 def encode(actions: Iterable[Action], place: Mapping[int, int]) -> list[tuple[Any, ...]]:
     """`actions` (one user's, all of them: the records they share are found among them) as
-    plain tuples that pickle fast."""
+    plain tuples that pickle fast, with the fingerprint of each store entry they start from
+    (made here, where the user is planned, rather than by the plan file's writer)."""
     actions = list(actions)
-    uses: dict[int, int] = {}
+    once: set[int] = set()
+    twice: set[int] = set()
     for a in actions:
-        for ident in {id(m) for m in (*a.before, *a.after)}:
-            uses[ident] = uses.get(ident, 0) + 1
-    shared = {i for i, n in uses.items() if n > 1 and i not in place}
+        for ident in {*map(id, a.before), *map(id, a.after)}:
+            if ident in once:
+                twice.add(ident)
+            else:
+                once.add(ident)
+    shared = {i for i in twice if i not in place}
     sent: dict[int, int] = {}
+    printed: set[int] = set()
+    out = []
+    for a in actions:
+        before = []
+        prints: list[Any] = []
+        for m in a.before:
+            at = place.get(id(m))
+            if at is None:
+                before.append(_ref(m, None, shared, sent))
+                continue
+            before.append(at)
+            if at not in printed:
+                printed.add(at)
+                prints += (at, fingerprint(m))
+        after = [
+            at if (at := place.get(id(m))) is not None else _ref(m, a.before, shared, sent)
+            for m in a.after
+        ]
+        out.append((_ACTION_VALUES(a), before, after, tuple(prints)))
+    return out
 
-    def ref(m: Memory, before: Sequence[Memory] | None) -> Any:
-        at = place.get(id(m))
-        if at is not None:
-            return at
-        serial = sent.get(id(m))
-        if serial is not None:
-            return (_KNOWN, serial)
-        form = _form(m, before)
-        if id(m) in shared:
-            serial = sent[id(m)] = len(sent)
-            return (_FIRST, serial, form)
-        return form
 
-    return [
-        (
-            _ACTION_VALUES(a),
-            [ref(m, None) for m in a.before],
-            [ref(m, a.before) for m in a.after],
-        )
-        for a in actions
-    ]
+def _ref(m: Memory, before: Sequence[Memory] | None, shared: set[int], sent: dict[int, int]) -> Any:
+    serial = sent.get(id(m))
+    if serial is not None:
+        return (_KNOWN, serial)
+    form = _form(m, before)
+    if id(m) in shared:
+        serial = sent[id(m)] = len(sent)
+        return (_FIRST, serial, form)
+    return form
 
 
 def _form(m: Memory, before: Sequence[Memory] | None) -> tuple[Any, ...]:
@@ -81,28 +99,36 @@ def _form(m: Memory, before: Sequence[Memory] | None) -> tuple[Any, ...]:
     if before:
         for k, base in enumerate(before):
             if base.id == m.id:
-                changes: list[Any] = []
-                for i, (was, now) in enumerate(zip(memory_values(base), values, strict=True)):
-                    if was is not now:  # identity: an equal value of another type differs
-                        changes += (i, now)
-                if len(changes) <= 2 * _DIFF_MOST:
-                    return (_CHANGED, k, tuple(changes))
+                # by identity: an equal value of another type (1 and 1.0) is written otherwise
+                changed = tuple(
+                    compress(_FIELDS, map(operator.is_not, memory_values(base), values))
+                )
+                if len(changed) <= _DIFF_MOST:
+                    return (_CHANGED, k, changed, tuple(values[i] for i in changed))
                 break
     return (_WHOLE, values)
 
 
 class Decoder:
     """Encoded actions back as `Action`s with their records (one per user: the serials of
-    shared records are the user's). `held`: every shared record made, by identity."""
+    shared records are the user's). `held`: every shared record made, by identity;
+    `prints`: the fingerprints of the store's entries, by identity, as they come."""
 
-    def __init__(self, memories: Sequence[Memory], held: set[int]) -> None:
+    def __init__(
+        self, memories: Sequence[Memory], held: set[int], prints: dict[int, str] | None = None
+    ) -> None:
         self.memories = memories
         self.held = held
+        self.prints = prints
         self.known: dict[int, Memory] = {}
 
     def actions(self, encoded: Iterable[tuple[Any, ...]]) -> Iterator[Action]:
         record = self._record
-        for values, before_refs, after_refs in encoded:
+        memories, prints = self.memories, self.prints
+        for values, before_refs, after_refs, found in encoded:
+            if prints is not None:
+                for n in range(0, len(found), 2):
+                    prints[id(memories[found[n]])] = found[n + 1]
             ident, kind, targets, rule, scores, reason, deps, decide, actor, details = values
             before = [record(r, ()) for r in before_refs]
             after = [record(r, before) for r in after_refs]
@@ -126,7 +152,7 @@ class Decoder:
             return self.memories[ref]
         form = ref[0]
         if form == _CHANGED:
-            return _changed(before[ref[1]], ref[2])
+            return _changed(before[ref[1]], ref[2], ref[3])
         if form == _WHOLE:
             return Memory(*ref[1])
         if form == _KNOWN:
@@ -136,10 +162,10 @@ class Decoder:
         return m
 
 
-def _changed(base: Memory, changes: tuple[Any, ...]) -> Memory:
+def _changed(base: Memory, fields: tuple[int, ...], new: tuple[Any, ...]) -> Memory:
     values = list(memory_values(base))
-    for n in range(0, len(changes), 2):
-        values[changes[n]] = changes[n + 1]
+    for n, value in zip(fields, new, strict=True):
+        values[n] = value
     return Memory(*values)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,12 +35,14 @@ from memtui.engine.planner import (
     finish_user,
     in_key_order,
     join_stream,
+    merged_order,
     plan_user,
     store_wide,
     stream_head,
     streams_by_user,
 )
 from memtui.engine.profiles import Profile
+from memtui.engine.rules.run import Place
 from memtui.gcpause import gc_paused
 from memtui.model import Memory
 from memtui.service.parallel_plan import can_fork, default_jobs, each_result, plan_in_parallel
@@ -47,6 +50,8 @@ from memtui.service.plan_spool import Decoder, dumps, encode, loads, places
 from memtui.traits import OWN_IDS, IdStyle
 
 Stop = Callable[[], bool] | None
+Spooled = tuple[UserSummary, list[Place], list[bytes]]
+"""A user's part as the spool takes it: its counts, its actions' keys, their pieces."""
 CHUNK = 64
 """Actions per spooled piece (a user's stream holds one piece at a time)."""
 
@@ -64,6 +69,9 @@ class StreamedPlan:
     kept: Callable[[Memory], bool] | None = None
     """Whether a later action may hold this very record (None: any may; planfile's
     `CompactRecords`)."""
+    prints: Mapping[int, str] | None = None
+    """The fingerprints of the store's entries the actions start from, by identity, as the
+    actions come (`CompactRecords`)."""
 
     @classmethod
     def of(cls, plan: Plan) -> StreamedPlan:
@@ -117,7 +125,7 @@ def plan_streamed(
         wide = store_wide(memories, profile)
         place = places(memories)
 
-        def spooled(entries: list[Memory], stop: Stop = None) -> tuple[UserSummary, list[bytes]]:
+        def spooled(entries: list[Memory], stop: Stop = None) -> Spooled:
             part = plan_user(
                 entries, profile, now, wide, ids=ids, embeddings=embeddings, cancelled=stop
             )
@@ -129,9 +137,13 @@ def plan_streamed(
             parts = _one_by_one(users, spooled, progress, cancelled)
         spool = _Spool(memories, place)
         summaries: list[UserSummary] = []
-        for summary, pieces in parts:
+        keys: list[list[Place]] = []
+        for summary, mine, pieces in parts:
             summaries.append(summary)
+            keys.append(mine)
             spool.add(pieces)
+        order = array("H" if len(users) < 1 << 16 else "L", merged_order(keys))
+        del keys
         head = stream_head(
             memories,
             profile,
@@ -150,8 +162,9 @@ def plan_streamed(
         _summary(summaries),
         sum(s.touched for s in summaries),
         sum(s.waiting for s in summaries),
-        join_stream(spool.parts(), ids, now, wide),
+        join_stream(spool.parts(), ids, now, wide, order),
         spool.kept,
+        spool.prints,
     )
 
 
@@ -164,10 +177,10 @@ def _summary(summaries: Sequence[UserSummary]) -> dict[str, int]:
 
 def _one_by_one(
     users: list[list[Memory]],
-    spooled: Callable[[list[Memory], Stop], tuple[UserSummary, list[bytes]]],
+    spooled: Callable[[list[Memory], Stop], Spooled],
     progress: Progress | None,
     cancelled: Stop,
-) -> Iterator[tuple[UserSummary, list[bytes]]]:
+) -> Iterator[Spooled]:
     for done, entries in enumerate(users):
         if progress is not None:
             progress(f"users {done}/{len(users)}", done / len(users))
@@ -182,18 +195,19 @@ def _spooled(
     profile: Profile,
     wide: StoreWide,
     place: Mapping[int, int],
-) -> tuple[UserSummary, list[bytes]]:
-    """One user's part held by the guard and counted, and its actions in key order as the
-    spool's pieces (where the user was planned: a worker, or this process)."""
+) -> Spooled:
+    """One user's part held by the guard and counted, its actions' keys in key order, and
+    those actions as the spool's pieces (where the user was planned: a worker, or this
+    process)."""
     summary = finish_user(part, entries, profile, wide)
     records = in_key_order(part)
     encoded = encode((a for _, a, _ in records), place)
     pieces = [
-        dumps([(key, e, seeds) for (key, _, seeds), e in zip(piece, coded, strict=True)])
+        dumps([(e, seeds) for (_, _, seeds), e in zip(piece, coded, strict=True)])
         for at in range(0, len(records), CHUNK)
         for piece, coded in [(records[at : at + CHUNK], encoded[at : at + CHUNK])]
     ]
-    return summary, pieces
+    return summary, [key for key, _, _ in records], pieces
 
 
 Record = tuple[Any, Action, Seeds]
@@ -210,6 +224,7 @@ class _Spool:
         self.file: IO[bytes] = tempfile.TemporaryFile(prefix="memtui-plan-")  # noqa: SIM115
         self.pieces: list[list[tuple[int, int]]] = []  # per user: where each piece lies
         self.held: set[int] = set()  # the shared records read back (alive until the end)
+        self.prints: dict[int, str] = {}  # the store entries' fingerprints read back
 
     def add(self, pieces: list[bytes]) -> None:
         """One user's pieces (key order)."""
@@ -228,10 +243,10 @@ class _Spool:
         return [self._read(spans) for spans in self.pieces]
 
     def _read(self, spans: list[tuple[int, int]]) -> Iterator[Record]:
-        decoder = Decoder(self.memories, self.held)
+        decoder = Decoder(self.memories, self.held, self.prints)
         for start, end in spans:
             self.file.seek(start)
             piece = loads(self.file.read(end - start))
-            actions = decoder.actions(e for _, e, _ in piece)
-            for (key, _, seeds), action in zip(piece, actions, strict=True):
-                yield key, action, seeds
+            actions = decoder.actions(e for e, _ in piece)
+            for (_, seeds), action in zip(piece, actions, strict=True):
+                yield (), action, seeds
