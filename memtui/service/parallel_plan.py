@@ -3,10 +3,10 @@
 (`join_users`), so the plan is byte-identical to a one-process plan.
 
 `jobs`: how many processes plan at once; 1 plans the store whole in this process. None picks:
-the usable cores, but one process for a store of one user or under `SMALL_STORE` entries
-(starting workers and sending their parts back costs more than they save there), and one
-where processes cannot be forked (the workers read the store from the parent's memory, copied
-on write, instead of being sent it).
+the usable cores (at most `MOST_JOBS`), but one process for a store of one user or under
+`SMALL_STORE` entries (starting workers and sending their parts back costs more than they
+save there), and one where processes cannot be forked (the workers read the store from the
+parent's memory, copied on write, instead of being sent it).
 """
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ from memtui.traits import OWN_IDS, IdStyle
 
 SMALL_STORE = 20_000
 """Entries below which one process plans (measured: bench/plan_jobs_bench.py)."""
+MOST_JOBS = 4
+"""The most processes picked by default: the parent joins and writes the plan alone, so more
+workers than that save little and each holds a user's working set."""
 CHUNKS_PER_JOB = 4
 """Each worker takes about this many runs of users, so one large user does not hold up the
 others."""
@@ -57,7 +60,7 @@ def usable_cores() -> int:
 def default_jobs(entries: int, users: int) -> int:
     if users < 2 or entries < SMALL_STORE or not can_fork():
         return 1
-    return max(1, min(usable_cores(), users))
+    return max(1, min(usable_cores(), users, MOST_JOBS))
 
 
 def can_fork() -> bool:
