@@ -63,8 +63,8 @@ class PlanWriter:
         return text[:at]
 
     def add(self, action: Action) -> bytes:
-        if self.key is not None and worded(action):
-            self.seals[action.id] = seal(self.key, self.head, action)
+        if self.key is not None and (words := worded(action)):
+            self.seals[action.id] = seal(self.key, self.head, action, words)
         if self.compact is None:
             return self._record(action.to_dict())
         return b"".join(self._record(r) for r in self.compact.feed(action))

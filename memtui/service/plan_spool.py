@@ -36,6 +36,8 @@ _DIFF_MOST = 8
 """Fields past which a record travels whole rather than as its changes."""
 
 _FIELDS = range(len(MEMORY_FIELDS))
+_SET = [getattr(Memory, name).__set__ for name in MEMORY_FIELDS]
+"""Each field's setter, by number."""
 
 # a record's forms (the first item of its tuple; a bare int is its place in the store)
 _WHOLE, _CHANGED, _KNOWN, _FIRST = 1, 2, 3, 4
@@ -163,10 +165,10 @@ class Decoder:
 
 
 def _changed(base: Memory, fields: tuple[int, ...], new: tuple[Any, ...]) -> Memory:
-    values = list(memory_values(base))
+    m = Memory(*memory_values(base))
     for n, value in zip(fields, new, strict=True):
-        values[n] = value
-    return Memory(*values)
+        _SET[n](m, value)
+    return m
 
 
 def dumps(obj: Any) -> bytes:
