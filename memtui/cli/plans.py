@@ -138,7 +138,7 @@ def _check_plan(args: argparse.Namespace) -> None:
             type=int,
             metavar="N",
             help="plan users in N worker processes (default: one a core, up to 4, for a store "
-            "of 20,000 entries or more and two users or more; else 1); the plan is the same",
+            "of 50,000 entries or more and two users or more; else 1); the plan is the same",
         ),
         arg(
             "--embed",

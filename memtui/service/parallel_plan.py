@@ -40,8 +40,12 @@ from memtui.model import Memory
 from memtui.service.plan_spool import Decoder, encode, places
 from memtui.traits import OWN_IDS, IdStyle
 
-SMALL_STORE = 20_000
-"""Entries below which one process plans (measured: bench/plan_jobs_bench.py)."""
+SMALL_STORE = 50_000
+"""Entries below which one process plans by default: service/plans.py `STREAM_FROM`, where
+plans start to be streamed. A streamed plan pays for encoding the users' parts whatever the
+processes, so workers cost no more CPU there (100k entries: 15.8 CPU s with 2, 16.0 with 1);
+a plan made whole costs more with them (30k: 5.1 against 3.1 longterm, 9.3 against 7.2
+default; bench/plan_jobs_bench.py)."""
 MOST_JOBS = 4
 """The most processes picked by default: the parent joins and writes the plan alone, so more
 workers than that save little and each holds a user's working set."""
