@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import repeat
 from typing import Any
 
 from memtui.engine.decay import DecayModel, decay_for, decay_for_store
@@ -413,14 +414,11 @@ def join_stream(
         yield action
 
 
-def merged_order(keys: Sequence[Sequence[Place]]) -> list[int]:
-    """Whose action comes next in the whole plan, from each user's keys (in key order)."""
-    return [
-        user
-        for _, user, _ in sorted(
-            (key, user, n) for user, mine in enumerate(keys) for n, key in enumerate(mine)
-        )
-    ]
+def merged_order(keys: Sequence[Sequence[Place]]) -> Iterator[int]:
+    """Whose action comes next in the whole plan, from each user's keys (in key order): the
+    keys alone merged, not the actions with them."""
+    streams = [zip(mine, repeat(user)) for user, mine in enumerate(keys)]
+    return (user for _, user in heapq.merge(*streams))
 
 
 def _in_order(parts: Sequence[Sorted], order: Iterable[int]) -> Iterator[tuple[int, Action, Seeds]]:
