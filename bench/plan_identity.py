@@ -6,10 +6,15 @@ digest per (store, profile): run it before and after a planner change and compar
     diff before.txt after.txt                    # nothing: every plan is byte-identical
     python bench/plan_identity.py --by-user > by-user.txt  # planned one user at a time
     diff after.txt by-user.txt                   # nothing: the same plans
+    python bench/plan_identity.py --jobs 2 > jobs.txt            # in two worker processes
+    python bench/plan_identity.py --streamed --jobs 2 > streamed.txt  # as `memtui plan`
+                                                 # streams a big store (spooled, joined)
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import json
 import sys
@@ -20,6 +25,8 @@ from typing import Any
 from memtui.demo.generate import make_demo_memories
 from memtui.engine.planner import make_plan, plan_each_user
 from memtui.engine.profiles import PROFILE_NAMES, get_profile
+from memtui.service.parallel_plan import plan_in_parallel
+from memtui.service.plan_stream import plan_streamed
 from memtui.stores import open_store
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
@@ -49,8 +56,23 @@ def _stores() -> list[tuple[str, list, str, Any]]:
     return out
 
 
+def _streamed(memories: list, profile: Any, now: datetime, **options: Any) -> Any:
+    plan = plan_streamed(memories, profile, now, **options)
+    return dataclasses.replace(plan.head, actions=list(plan.actions))
+
+
+def _planner() -> Any:
+    argv = sys.argv[1:]
+    jobs = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else None
+    if "--streamed" in argv:
+        return functools.partial(_streamed, jobs=jobs or 1)
+    if jobs is not None:
+        return functools.partial(plan_in_parallel, jobs=jobs)
+    return plan_each_user if "--by-user" in argv else make_plan
+
+
 def main() -> None:
-    planner = plan_each_user if "--by-user" in sys.argv[1:] else make_plan
+    planner = _planner()
     count = 0
     for name, memories, store_format, store in _stores():
         # the id style the service plans a store with (older code: its format's name)

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import repeat
 from typing import Any
 
 from memtui.engine.decay import DecayModel, decay_for, decay_for_store
@@ -49,6 +50,7 @@ __all__ = [
     "join_stream",
     "join_users",
     "make_plan",
+    "merged_order",
     "plan_each_user",
     "plan_user",
     "plans_by_user",
@@ -375,15 +377,25 @@ def in_key_order(part: UserPlan) -> list[tuple[Place, Action, Seeds]]:
 
 
 def join_stream(
-    parts: Sequence[Sorted], style: IdStyle, now: datetime, wide: StoreWide
+    parts: Sequence[Sorted],
+    style: IdStyle,
+    now: datetime,
+    wide: StoreWide,
+    order: Iterable[int] | None = None,
 ) -> Iterator[Action]:
     """`join_users`' actions one at a time, from parts read one action at a time: merged in
-    key order, renumbered, their new ids drawn again in that order (`_same_ids`)."""
+    key order, renumbered, their new ids drawn again in that order (`_same_ids`). `order`:
+    whose action comes next, each time (`merged_order`), when known without the keys."""
     names: list[dict[str, str]] = [{} for _ in parts]
     drawn: list[dict[str, str]] = [{} for _ in parts]
     maker = IdMaker(style, (), now, index=wide.taken)
-    streams = [_numbered(user, part) for user, part in enumerate(parts)]
-    for number, (_, user, _, action, seeds) in enumerate(heapq.merge(*streams), start=1):
+    merged: Iterator[tuple[int, Action, Seeds]]
+    if order is None:
+        streams = [_numbered(user, part) for user, part in enumerate(parts)]
+        merged = ((user, action, seeds) for _, user, _, action, seeds in heapq.merge(*streams))
+    else:
+        merged = _in_order(parts, order)
+    for number, (user, action, seeds) in enumerate(merged, start=1):
         mine, renamed = names[user], drawn[user]
         mine[action.id] = f"a{number}"
         for ident, members in seeds:
@@ -400,6 +412,20 @@ def join_stream(
         if renamed:
             _rename(action, renamed)
         yield action
+
+
+def merged_order(keys: Sequence[Sequence[Place]]) -> Iterator[int]:
+    """Whose action comes next in the whole plan, from each user's keys (in key order): the
+    keys alone merged, not the actions with them."""
+    streams = [zip(mine, repeat(user)) for user, mine in enumerate(keys)]
+    return (user for _, user in heapq.merge(*streams))
+
+
+def _in_order(parts: Sequence[Sorted], order: Iterable[int]) -> Iterator[tuple[int, Action, Seeds]]:
+    streams = [iter(part) for part in parts]
+    for user in order:
+        _, action, seeds = next(streams[user])
+        yield user, action, seeds
 
 
 def _numbered(user: int, part: Sorted) -> Iterator[tuple[Place, int, int, Action, Seeds]]:

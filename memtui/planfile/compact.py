@@ -59,10 +59,13 @@ def fingerprint(memory: Memory) -> str:
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
-def _memo_fingerprint() -> Callable[[Memory], str]:
+def _memo_fingerprint(known: Mapping[int, str] | None = None) -> Callable[[Memory], str]:
+    """`known`: fingerprints by identity of records that outlive the writer (the store's)."""
     seen: dict[int, tuple[Memory, str]] = {}
 
     def fp(memory: Memory) -> str:
+        if known is not None and (found := known.get(id(memory))) is not None:
+            return found
         hit = seen.get(id(memory))
         if hit is None:
             hit = seen[id(memory)] = (memory, fingerprint(memory))
@@ -105,13 +108,20 @@ class CompactRecords:
     """A version-2 file's action records, action by action: `feed` returns the records it
     completes (a bulk record is complete when a record of another kind or rule follows)."""
 
-    def __init__(self, plan: Plan, kept: Callable[[Memory], bool] | None = None) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        kept: Callable[[Memory], bool] | None = None,
+        prints: Mapping[int, str] | None = None,
+    ) -> None:
         """`plan`: the plan's time and params (its actions are fed). `kept`, for actions fed
         as a stream: whether a later action may hold this very record (only those are
-        held here, and fingerprints are not kept from one action to the next)."""
+        held here, and fingerprints are not kept from one action to the next). `prints`:
+        fingerprints already made, by the identity of records alive all along."""
         self.plan = plan
         self.kept = kept
-        self.fp = _memo_fingerprint()
+        self.prints = prints
+        self.fp = _memo_fingerprint(prints)
         self.params = _decay_params(plan)
         self.below = _expire_below(plan.params)
         self.tried = recipes(plan.params)
@@ -125,7 +135,7 @@ class CompactRecords:
 
     def feed(self, action: Action) -> list[dict[str, Any]]:
         if self.kept is not None:
-            self.fp = _memo_fingerprint()
+            self.fp = _memo_fingerprint(self.prints)
         plan, fp, open_bulk = self.plan, self.fp, self.open_bulk
         self.position[action.id] = len(self.position)
         recipe: Recipe | None = None

@@ -78,21 +78,22 @@ def worded(action: Action) -> list[list[str]]:
     return out
 
 
-def seal(key: bytes, plan: Plan, action: Action) -> str:
+def seal(key: bytes, plan: Plan, action: Action, words: list[list[str]] | None = None) -> str:
+    """`words`: the action's `worded`, when known."""
     sealed = [
         plan.store_fingerprint,
         format_iso(plan.now),
         action.id,
         action.kind,
         action.targets,
-        worded(action),
+        worded(action) if words is None else words,
     ]
     try:
         message = orjson.dumps(sealed)
     except orjson.JSONEncodeError:  # a lone surrogate (pi cuts text at 500 UTF-16 units)
         text = json.dumps(sealed, ensure_ascii=False, separators=(",", ":"))
         message = text.encode("utf-8", "surrogatepass")
-    return hmac.new(key, message, hashlib.sha256).hexdigest()
+    return hmac.digest(key, message, "sha256").hex()
 
 
 def seals_for(key: bytes, plan: Plan) -> dict[str, object]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,14 +35,15 @@ class PlanWriter:
         indent: bool = True,
         seal_key: bytes | None = None,
         kept: Callable[[Memory], bool] | None = None,
+        prints: Mapping[int, str] | None = None,
     ) -> None:
-        """`head`: the plan without its actions; `summary`: their counts by kind; `kept`:
-        `CompactRecords`'."""
+        """`head`: the plan without its actions; `summary`: their counts by kind; `kept`
+        and `prints`: `CompactRecords`'."""
         self.head, self.summary, self.version = head, summary, version
         self.indent = indent and version == 1
         self.key = seal_key
         self.seals: dict[str, str] = {}
-        self.compact = CompactRecords(head, kept) if version == COMPACT_VERSION else None
+        self.compact = CompactRecords(head, kept, prints) if version == COMPACT_VERSION else None
         self.count = 0
         self.empty = not summary
 
@@ -62,8 +63,8 @@ class PlanWriter:
         return text[:at]
 
     def add(self, action: Action) -> bytes:
-        if self.key is not None and worded(action):
-            self.seals[action.id] = seal(self.key, self.head, action)
+        if self.key is not None and (words := worded(action)):
+            self.seals[action.id] = seal(self.key, self.head, action, words)
         if self.compact is None:
             return self._record(action.to_dict())
         return b"".join(self._record(r) for r in self.compact.feed(action))

@@ -4,7 +4,7 @@ person's decisions and the seals of its wording; never over a file that is not a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from memtui.engine.plan import Action, Plan
@@ -90,6 +90,7 @@ def write_streamed(
     each: Callable[[Action], None] | None = None,
     before: Callable[[], None] | None = None,
     kept: Callable[[Memory], bool] | None = None,
+    prints: Mapping[int, str] | None = None,
 ) -> None:
     """A streamed plan (`head` without its actions, their `summary`, the `actions` once) to
     the plan file at `path` (as `write` writes it), to `json_out` (as `json_parts` prints it)
@@ -103,10 +104,13 @@ def write_streamed(
             file = AtomicFile(target)
         except OSError as e:
             raise _unwritten(target, e) from None
-        writer = PlanWriter(head, summary, version, seal_key=seal_key, kept=kept)
+        writer = PlanWriter(head, summary, version, seal_key=seal_key, kept=kept, prints=prints)
         outputs.append((writer, _written(file, target)))
     if json_out is not None:
-        outputs.append((PlanWriter(head, summary, json_version, indent=False, kept=kept), json_out))
+        json_writer = PlanWriter(
+            head, summary, json_version, indent=False, kept=kept, prints=prints
+        )
+        outputs.append((json_writer, json_out))
     try:
         if before is not None:
             before()

@@ -3,29 +3,28 @@
 (`join_users`), so the plan is byte-identical to a one-process plan.
 
 `jobs`: how many processes plan at once; 1 plans the store whole in this process. None picks:
-the usable cores, but one process for a store of one user or under `SMALL_STORE` entries
-(starting workers and sending their parts back costs more than they save there), and one
-where processes cannot be forked (the workers read the store from the parent's memory, copied
-on write, instead of being sent it).
+the usable cores (at most `MOST_JOBS`), but one process for a store of one user or under
+`SMALL_STORE` entries (starting workers and sending their parts back costs more than they
+save there), and one where processes cannot be forked (the workers read the store from the
+parent's memory, copied on write, instead of being sent it).
 """
 
 from __future__ import annotations
 
-import io
+import gc
 import multiprocessing
 import os
 import pickle
 import signal
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, TypeVar
 
 from memtui.engine.embedded import Embeddings
 from memtui.engine.plan import Plan
 from memtui.engine.planner import (
     Cancelled,
     Progress,
-    StoreWide,
     UserPlan,
     by_user,
     join_users,
@@ -35,12 +34,21 @@ from memtui.engine.planner import (
     store_wide,
 )
 from memtui.engine.profiles import Profile
+from memtui.engine.rules.run import Place
 from memtui.gcpause import gc_paused
 from memtui.model import Memory
+from memtui.service.plan_spool import Decoder, encode, places
 from memtui.traits import OWN_IDS, IdStyle
 
-SMALL_STORE = 20_000
-"""Entries below which one process plans (measured: bench/plan_jobs_bench.py)."""
+SMALL_STORE = 50_000
+"""Entries below which one process plans by default: service/plans.py `STREAM_FROM`, where
+plans start to be streamed. A streamed plan pays for encoding the users' parts whatever the
+processes, so workers cost no more CPU there (100k entries: 15.8 CPU s with 2, 16.0 with 1);
+a plan made whole costs more with them (30k: 5.1 against 3.1 longterm, 9.3 against 7.2
+default; bench/plan_jobs_bench.py)."""
+MOST_JOBS = 4
+"""The most processes picked by default: the parent joins and writes the plan alone, so more
+workers than that save little and each holds a user's working set."""
 CHUNKS_PER_JOB = 4
 """Each worker takes about this many runs of users, so one large user does not hold up the
 others."""
@@ -56,7 +64,7 @@ def usable_cores() -> int:
 def default_jobs(entries: int, users: int) -> int:
     if users < 2 or entries < SMALL_STORE or not can_fork():
         return 1
-    return max(1, min(usable_cores(), users))
+    return max(1, min(usable_cores(), users, MOST_JOBS))
 
 
 def can_fork() -> bool:
@@ -102,8 +110,16 @@ def plan_in_parallel(
         return whole()
     with gc_paused():
         wide = store_wide(memories, profile)
-        work = Work(memories, users, profile, now, wide, ids, embeddings)
-        parts = _parts(work, jobs, progress, cancelled)
+        place = places(memories)
+
+        def part_of(entries: list[Memory]) -> tuple[list[Any], list[Place], list[Any]]:
+            part = plan_user(entries, profile, now, wide, ids=ids, embeddings=embeddings)
+            return encode(part.actions, place), part.keys, part.seeds
+
+        parts = [
+            UserPlan(list(Decoder(memories, set()).actions(actions)), keys, seeds)
+            for actions, keys, seeds in each_result(users, jobs, part_of, progress, cancelled)
+        ]
         return join_users(
             parts,
             memories,
@@ -119,59 +135,44 @@ def plan_in_parallel(
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Work:
-    """What the workers plan (read from the parent's memory, never sent)."""
+T = TypeVar("T")
 
-    memories: Sequence[Memory]
-    users: list[list[Memory]]
-    profile: Profile
-    now: datetime
-    wide: StoreWide
-    ids: IdStyle
-    embeddings: Embeddings | None
-
-
-# what the forked workers read (set before the pool forks, so never sent to them)
-_WORK: Work | None = None
+# what the forked workers run and on what (set before the pool forks, so never sent to them)
+_EACH: Callable[[list[Memory]], Any] | None = None
+_USERS: list[list[Memory]] = []
 _CHUNKS: list[tuple[int, int]] = []
 
 
-def _parts(
-    work: Work,
+def each_result(
+    users: list[list[Memory]],
     jobs: int,
+    each: Callable[[list[Memory]], T],
     progress: Progress | None,
     cancelled: Callable[[], bool] | None,
-) -> list[UserPlan]:
-    return list(each_part(work, jobs, progress, cancelled))
-
-
-def each_part(
-    work: Work,
-    jobs: int,
-    progress: Progress | None,
-    cancelled: Callable[[], bool] | None,
-) -> Iterator[UserPlan]:
-    """Each user's part in user order, as the workers finish them."""
-    global _WORK, _CHUNKS
-    _CHUNKS = _chunks([len(u) for u in work.users], jobs * CHUNKS_PER_JOB)
-    _WORK = work
+) -> Iterator[T]:
+    """`each(entries)` of every user, made by `jobs` worker processes, in user order as they
+    finish. The workers read the users from this process's memory (forked, copied on write);
+    only the results travel, pickled."""
+    global _EACH, _USERS, _CHUNKS
+    _CHUNKS = _chunks([len(u) for u in users], jobs * CHUNKS_PER_JOB)
+    _EACH, _USERS = each, users
     done = 0
+    gc.freeze()  # the store's objects stay out of the workers' collections (copy on write)
     try:
         with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_start) as pool:
-            for found in pool.imap(_plan_chunk, range(len(_CHUNKS))):
-                parts = _received(found, work.memories)
-                done += len(parts)
-                yield from parts
+            for found in pool.imap(_run_chunk, range(len(_CHUNKS))):
+                results: list[T] = pickle.loads(found)
+                done += len(results)
+                yield from results
                 if cancelled is not None and cancelled():
                     raise Cancelled("planning cancelled")  # leaving the pool ends the workers
                 if progress is not None:
-                    total = len(work.users)
-                    progress(f"users {done}/{total}", done / total)
+                    progress(f"users {done}/{len(users)}", done / len(users))
             pool.close()
             pool.join()
     finally:
-        _WORK, _CHUNKS = None, []
+        gc.unfreeze()
+        _EACH, _USERS, _CHUNKS = None, [], []
 
 
 def _worker_start() -> None:
@@ -181,41 +182,12 @@ def _worker_start() -> None:
         signal.signal(signum, signal.SIG_DFL)
 
 
-def _plan_chunk(chunk: int) -> bytes:
-    work = _WORK
-    assert work is not None
+def _run_chunk(chunk: int) -> bytes:
+    each = _EACH
+    assert each is not None
     start, end = _CHUNKS[chunk]
     with gc_paused():
-        parts = [
-            plan_user(
-                entries,
-                work.profile,
-                work.now,
-                work.wide,
-                ids=work.ids,
-                embeddings=work.embeddings,
-            )
-            for entries in work.users[start:end]
-        ]
-        return _sent(parts, work.memories)
-
-
-def _sent(parts: list[UserPlan], memories: Sequence[Memory]) -> bytes:
-    """The parts as bytes, the store's own entries as their place in it: the parent has them
-    (a worker forked from it), so only what the actions made travels."""
-    place = {id(m): n for n, m in enumerate(memories)}
-    out = io.BytesIO()
-    pickler = pickle.Pickler(out, pickle.HIGHEST_PROTOCOL)
-    pickler.persistent_id = lambda obj: place.get(id(obj))  # type: ignore[method-assign]
-    pickler.dump(parts)
-    return out.getvalue()
-
-
-def _received(data: bytes, memories: Sequence[Memory]) -> list[UserPlan]:
-    unpickler = pickle.Unpickler(io.BytesIO(data))
-    unpickler.persistent_load = memories.__getitem__  # type: ignore[method-assign]
-    parts: list[UserPlan] = unpickler.load()
-    return parts
+        return pickle.dumps([each(u) for u in _USERS[start:end]], pickle.HIGHEST_PROTOCOL)
 
 
 def _chunks(sizes: Sequence[int], count: int) -> list[tuple[int, int]]:

@@ -5,20 +5,19 @@ the whole-store plan (engine/planner.py `join_stream`). The plan's actions are n
 memory at once; what its file says before them (its warnings) and after them (summary, health)
 comes from the users' counts.
 
-The spool keeps the identity of the records the actions share (an action's record that a
-later action starts from is the same object, which a version-2 file relies on): the store's
-own entries travel as their place in it, and a record two actions of a user share is sent
-once and named after that.
+Each user's part is encoded where it was planned (a worker, or this process) into the
+spool's pieces (service/plan_spool.py: the store's entries as their place, a record the
+user's actions share sent once, a changed record as its changes), so the parent only writes
+the bytes and reads them back once.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import operator
-import pickle
 import tempfile
+from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any
@@ -36,17 +35,23 @@ from memtui.engine.planner import (
     finish_user,
     in_key_order,
     join_stream,
+    merged_order,
     plan_user,
     store_wide,
     stream_head,
     streams_by_user,
 )
 from memtui.engine.profiles import Profile
+from memtui.engine.rules.run import Place
 from memtui.gcpause import gc_paused
-from memtui.model import Memory, memory_values
-from memtui.service.parallel_plan import Work, can_fork, default_jobs, each_part, plan_in_parallel
+from memtui.model import Memory
+from memtui.service.parallel_plan import can_fork, default_jobs, each_result, plan_in_parallel
+from memtui.service.plan_spool import Decoder, dumps, encode, loads, places
 from memtui.traits import OWN_IDS, IdStyle
 
+Stop = Callable[[], bool] | None
+Spooled = tuple[UserSummary, list[Place], list[bytes]]
+"""A user's part as the spool takes it: its counts, its actions' keys, their pieces."""
 CHUNK = 64
 """Actions per spooled piece (a user's stream holds one piece at a time)."""
 
@@ -64,6 +69,9 @@ class StreamedPlan:
     kept: Callable[[Memory], bool] | None = None
     """Whether a later action may hold this very record (None: any may; planfile's
     `CompactRecords`)."""
+    prints: Mapping[int, str] | None = None
+    """The fingerprints of the store's entries the actions start from, by identity, as the
+    actions come (`CompactRecords`)."""
 
     @classmethod
     def of(cls, plan: Plan) -> StreamedPlan:
@@ -115,17 +123,27 @@ def plan_streamed(
         jobs = default_jobs(len(memories), len(users))
     with gc_paused():
         wide = store_wide(memories, profile)
+        place = places(memories)
+
+        def spooled(entries: list[Memory], stop: Stop = None) -> Spooled:
+            part = plan_user(
+                entries, profile, now, wide, ids=ids, embeddings=embeddings, cancelled=stop
+            )
+            return _spooled(part, entries, profile, wide, place)
+
         if jobs > 1 and can_fork():
-            work = Work(memories, users, profile, now, wide, ids, embeddings)
-            parts: Iterator[UserPlan] = each_part(work, jobs, progress, cancelled)
+            parts = each_result(users, jobs, spooled, progress, cancelled)
         else:
-            parts = _one_by_one(users, profile, now, wide, ids, embeddings, progress, cancelled)
-        spool = _Spool(memories)
+            parts = _one_by_one(users, spooled, progress, cancelled)
+        spool = _Spool(memories, place)
         summaries: list[UserSummary] = []
-        for entries, part in zip(users, parts, strict=True):
-            summaries.append(finish_user(part, entries, profile, wide))
-            spool.add(in_key_order(part))
-            del part
+        keys: list[list[Place]] = []
+        for summary, mine, pieces in parts:
+            summaries.append(summary)
+            keys.append(mine)
+            spool.add(pieces)
+        order = array("H" if len(users) < 1 << 16 else "L", merged_order(keys))
+        del keys
         head = stream_head(
             memories,
             profile,
@@ -144,8 +162,9 @@ def plan_streamed(
         _summary(summaries),
         sum(s.touched for s in summaries),
         sum(s.waiting for s in summaries),
-        join_stream(spool.parts(), ids, now, wide),
+        join_stream(spool.parts(), ids, now, wide, order),
         spool.kept,
+        spool.prints,
     )
 
 
@@ -158,80 +177,62 @@ def _summary(summaries: Sequence[UserSummary]) -> dict[str, int]:
 
 def _one_by_one(
     users: list[list[Memory]],
-    profile: Profile,
-    now: datetime,
-    wide: StoreWide,
-    ids: IdStyle,
-    embeddings: Embeddings | None,
+    spooled: Callable[[list[Memory], Stop], Spooled],
     progress: Progress | None,
-    cancelled: Callable[[], bool] | None,
-) -> Iterator[UserPlan]:
+    cancelled: Stop,
+) -> Iterator[Spooled]:
     for done, entries in enumerate(users):
         if progress is not None:
             progress(f"users {done}/{len(users)}", done / len(users))
-        yield plan_user(
-            entries, profile, now, wide, ids=ids, embeddings=embeddings, cancelled=cancelled
-        )
+        yield spooled(entries, cancelled)
     if progress is not None:
         progress(f"users {len(users)}/{len(users)}", 1.0)
 
 
+def _spooled(
+    part: UserPlan,
+    entries: list[Memory],
+    profile: Profile,
+    wide: StoreWide,
+    place: Mapping[int, int],
+) -> Spooled:
+    """One user's part held by the guard and counted, its actions' keys in key order, and
+    those actions as the spool's pieces (where the user was planned: a worker, or this
+    process)."""
+    summary = finish_user(part, entries, profile, wide)
+    records = in_key_order(part)
+    encoded = encode((a for _, a, _ in records), place)
+    pieces = [
+        dumps([(e, seeds) for (_, _, seeds), e in zip(piece, coded, strict=True)])
+        for at in range(0, len(records), CHUNK)
+        for piece, coded in [(records[at : at + CHUNK], encoded[at : at + CHUNK])]
+    ]
+    return summary, [key for key, _, _ in records], pieces
+
+
 Record = tuple[Any, Action, Seeds]
-_ACTION = ("id", "kind", "targets", "rule", "scores", "reason", "depends_on")
-_ACTION_MORE = ("needs_decision", "actor", "details")
-_ACTION_VALUES = operator.attrgetter(*_ACTION, *_ACTION_MORE)
 
 
 class _Spool:
-    """Users' parts in an unnamed temporary file, read back a piece at a time per user. A
-    record travels as its place in the store, as the serial of one a user's actions share
-    (sent whole the first time), or as its fields."""
+    """Users' parts in an unnamed temporary file (their pieces as `_spooled` made them), read
+    back a piece at a time per user."""
 
-    def __init__(self, memories: Sequence[Memory]) -> None:
+    def __init__(self, memories: Sequence[Memory], place: Mapping[int, int]) -> None:
         self.memories = memories
-        self.place = {id(m): n for n, m in enumerate(memories)}
+        self.place = place
         # unnamed, so gone with the process; closed when the stream is
         self.file: IO[bytes] = tempfile.TemporaryFile(prefix="memtui-plan-")  # noqa: SIM115
         self.pieces: list[list[tuple[int, int]]] = []  # per user: where each piece lies
         self.held: set[int] = set()  # the shared records read back (alive until the end)
+        self.prints: dict[int, str] = {}  # the store entries' fingerprints read back
 
-    def add(self, records: list[Record]) -> None:
-        """One user's records (key order)."""
-        uses: dict[int, int] = {}
-        for _, action, _ in records:
-            for ident in {id(m) for m in (*action.before, *action.after)}:
-                uses[ident] = uses.get(ident, 0) + 1
-        place = self.place
-        shared = {i for i, n in uses.items() if n > 1 and i not in place}
-        sent: dict[int, int] = {}
-
-        def ref(m: Memory) -> Any:
-            at = place.get(id(m))
-            if at is not None:
-                return at
-            serial = sent.get(id(m))
-            if serial is not None:
-                return serial, None
-            if id(m) in shared:
-                serial = sent[id(m)] = len(sent)
-                return serial, memory_values(m)
-            return memory_values(m)
-
+    def add(self, pieces: list[bytes]) -> None:
+        """One user's pieces (key order)."""
         spans = []
-        for at in range(0, len(records), CHUNK):
-            piece = [
-                (
-                    key,
-                    _ACTION_VALUES(a),
-                    [ref(m) for m in a.before],
-                    [ref(m) for m in a.after],
-                    seeds,
-                )
-                for key, a, seeds in records[at : at + CHUNK]
-            ]
+        for piece in pieces:
             start = self.file.tell()
-            pickle.dump(piece, self.file, pickle.HIGHEST_PROTOCOL)
-            spans.append((start, self.file.tell()))
+            self.file.write(piece)
+            spans.append((start, start + len(piece)))
         self.pieces.append(spans)
 
     def kept(self, memory: Memory) -> bool:
@@ -242,37 +243,10 @@ class _Spool:
         return [self._read(spans) for spans in self.pieces]
 
     def _read(self, spans: list[tuple[int, int]]) -> Iterator[Record]:
-        known: dict[int, Memory] = {}
-        memories, held = self.memories, self.held
-
-        def record(ref: Any) -> Memory:
-            if isinstance(ref, int):
-                return memories[ref]
-            if isinstance(ref[0], int) and len(ref) == 2:
-                serial, values = ref
-                if values is None:
-                    return known[serial]
-                m = known[serial] = Memory(*values)
-                held.add(id(m))
-                return m
-            return Memory(*ref)
-
+        decoder = Decoder(self.memories, self.held, self.prints)
         for start, end in spans:
             self.file.seek(start)
-            for key, values, before, after, seeds in pickle.loads(self.file.read(end - start)):
-                ident, kind, targets, rule, scores, reason, deps, decide, actor, details = values
-                action = Action(
-                    ident,
-                    kind,
-                    targets,
-                    [record(r) for r in before],
-                    [record(r) for r in after],
-                    rule,
-                    scores,
-                    reason,
-                    deps,
-                    decide,
-                    actor,
-                    details,
-                )
-                yield key, action, seeds
+            piece = loads(self.file.read(end - start))
+            actions = decoder.actions(e for e, _ in piece)
+            for (_, seeds), action in zip(piece, actions, strict=True):
+                yield (), action, seeds

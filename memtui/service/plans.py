@@ -154,6 +154,7 @@ class Plans(Part):
             each=each,
             before=before,
             kept=plan.kept,
+            prints=plan.prints,
         )
 
     def _inputs(
