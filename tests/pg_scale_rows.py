@@ -26,10 +26,13 @@ INSERT INTO long_term_memory (id, user_id, content, importance, created_at, last
 SELECT i,
     CASE WHEN mod(h, 97) = 0 THEN NULL WHEN mod(h, 89) = 0 THEN '' WHEN mod(h, 83) = 0 THEN 'legacy'
          ELSE 'u' || mod(h, %(users)s) END,
-    CASE WHEN mod(h, 5) = 0 THEN 'the user does not like ' ELSE 'the user likes ' END
+    CASE WHEN mod(h, 9) = 0 THEN
+        CASE WHEN mod(h, 5) = 0 THEN 'the user does not like ' ELSE 'the user likes ' END
         || (%(words)s::text[])[1 + mod(h / 7, %(topics)s)]
         || CASE WHEN mod(h, 3) = 0 THEN ' a lot' WHEN mod(h, 11) = 0 THEN ' in the ' ||
-             (%(words)s::text[])[1 + mod(h / 13, 24)] ELSE '' END,
+             (%(words)s::text[])[1 + mod(h / 13, 24)] ELSE '' END
+    ELSE 'note w' || mod(h / 3, 5000) || ' w' || mod(h / 11, 5000) || ' w' || mod(h / 17, 5000)
+        || ' w' || mod(h / 23, 5000) END,
     round((mod((h / 17), 100)) / 100.0, 2),
     %(now)s::timestamp
         - make_interval(days => (mod((h / 19), 400))::int, secs => mod(h, 86400)::int),
@@ -68,7 +71,7 @@ def fill(
 ) -> None:
     """`rows` rows over about `users` users (and the legacy ones), as of `now` (naive UTC);
     `used`: some rows record a use (otherwise the default profile decays by half-life)."""
-    topics = max(2, min(len(WORDS), rows // max(1, users) // 4))
+    topics = max(2, min(len(WORDS), rows // max(1, users) // 40))
     params: dict[str, Any] = {
         "rows": rows,
         "users": users,
