@@ -35,11 +35,11 @@ SELECT i,
         || ' w' || mod(h / 23, 5000) END,
     round((mod((h / 17), 100)) / 100.0, 2),
     %(now)s::timestamp
-        - make_interval(days => (mod((h / 19), 400))::int, secs => mod(h, 86400)::int),
+        - make_interval(days => (mod((h / 19), %(days)s))::int, secs => mod(h, 86400)::int),
     CASE WHEN %(used)s AND mod(h, 4) = 0
          THEN %(now)s::timestamp - make_interval(days => (mod((h / 23), 30))::int)
          ELSE NULL END,
-    %(now)s::timestamp - make_interval(days => (mod((h / 19), 400))::int),
+    %(now)s::timestamp - make_interval(days => (mod((h / 19), %(days)s))::int),
     (ARRAY['general', 'preference', 'fact', 'project'])[1 + mod(h / 29, 4)],
     CASE WHEN mod(h, 7) = 0 THEN ARRAY['src:user'] ELSE '{}' END,
     mod(h, 61) = 0,
@@ -67,10 +67,18 @@ WHERE t.id IN (SELECT unnest(supersedes) FROM long_term_memory) AND mod(t.id, 2)
 
 
 def fill(
-    dsn: str, rows: int, users: int, now: datetime, *, seed: int = 0, used: bool = True
+    dsn: str,
+    rows: int,
+    users: int,
+    now: datetime,
+    *,
+    seed: int = 0,
+    used: bool = True,
+    days: int = 400,
 ) -> None:
     """`rows` rows over about `users` users (and the legacy ones), as of `now` (naive UTC);
-    `used`: some rows record a use (otherwise the default profile decays by half-life)."""
+    `used`: some rows record a use (otherwise the default profile decays by half-life);
+    `days`: the oldest row's age."""
     topics = max(2, min(len(WORDS), rows // max(1, users) // 40))
     params: dict[str, Any] = {
         "rows": rows,
@@ -80,6 +88,7 @@ def fill(
         "topics": topics,
         "now": now.replace(tzinfo=None),
         "used": used,
+        "days": days,
     }
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(_FILL, params)
