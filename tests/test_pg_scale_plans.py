@@ -130,3 +130,20 @@ def test_cli_plan_of_a_table_is_made_user_by_user(
     whole = svc.plans.plan(full, svc.profiles.profile(full, None), now=NOW)
     svc.plans.write_plan(whole, str(tmp_path / "whole.json"))
     assert out.read_bytes() == (tmp_path / "whole.json").read_bytes()
+
+
+def test_after_an_apply_the_plans_still_agree(
+    pg_dsn: str,  # noqa: F811
+    tmp_path: Path,
+    cli: Callable[..., CliResult],
+) -> None:
+    """memtui's side statuses, merged rows and tombstones in the table: the same plan again."""
+    fill(pg_dsn, 1200, 6, MADE, seed=8)
+    first = tmp_path / "first.json"
+    assert cli("plan", pg_dsn, "--profile", "default", "--out", str(first)).code == 0
+    assert cli("apply", pg_dsn, str(first), "--yes").code == 0
+    with psycopg.connect(pg_dsn) as conn:
+        sides = conn.execute("SELECT count(*) FROM memtui_entry").fetchone()
+    assert sides and sides[0] > 0
+    whole, by_user, _, _ = _both(Service(), pg_dsn, "default", tmp_path)
+    assert by_user == whole
