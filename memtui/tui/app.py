@@ -345,7 +345,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     @work(thread=True, exclusive=True, group="store", exit_on_error=False)
     def load_store(self, reloaded: bool) -> None:
         try:
-            users = None if reloaded else pick_user.users_to_pick(self)
+            users = pick_user.users_to_pick(self)
             if users is not None:  # a big table: which user first (screens/pick_user.py)
                 self.call_from_thread(pick_user.ask, self, users)
                 return

@@ -124,6 +124,9 @@ class _Opening(Protocol):
     pick_user: bool
     sub_title: str
 
+    @property
+    def store(self) -> object: ...
+
     def load_store(self, reloaded: bool) -> object: ...
 
     def push_screen(
@@ -132,11 +135,13 @@ class _Opening(Protocol):
 
 
 def users_to_pick(app: _Opening) -> TableUsers | None:
-    """The users to ask about before opening the app's store (once; off the UI thread)."""
-    if not app.pick_user:
+    """The users to ask about before the app's store first opens (off the UI thread); asked
+    again on a reload after the table could not be read."""
+    if not app.pick_user or app.store is not None:
         return None
+    found = app.service.pg_users.to_pick(app.store_path)
     app.pick_user = False
-    return app.service.pg_users.to_pick(app.store_path)
+    return found
 
 
 def ask(app: _Opening, table: TableUsers) -> None:
