@@ -117,6 +117,17 @@ async def test_a_named_user_opens_without_asking(table: str, small_pick: None) -
         assert app.store is not None and {m.user_id for m in app.store.memories()} == {"u1"}
 
 
+async def test_a_table_memtui_cannot_read_says_so(table: str, small_pick: None) -> None:
+    app = make_app(table + "#table=nope", now=NOW, watch_interval=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        for _ in range(300):
+            await pilot.pause(0.02)
+            if app.load_problem is not None:
+                break
+        assert isinstance(app.screen, HomeScreen) and app.exit_code == 1
+        assert app.load_problem is not None and "has no table nope" in app.load_problem
+
+
 # -- snapshots ---------------------------------------------------------------------------------
 
 SIZES = {"80x24": (80, 24), "160x45": (160, 45)}
