@@ -77,8 +77,8 @@ class _Wide:
         self.first_active: dict[str | None, int] = {}
         self.health = HEALTH in steps_for(profile)
         # the health's weights under each decay model the store may get (decay_for_store)
-        self.models = {m.name if m else "": m for m in (decay_for(profile), self._unused(profile))}
-        self.weights = dict.fromkeys(self.models, 0.0)
+        self.models = [decay_for(profile), self._unused(profile)]
+        self.weights = [0.0, 0.0]
         self.active = self.proposed = 0
 
     @staticmethod
@@ -92,8 +92,8 @@ class _Wide:
             self.first_active.setdefault(m.user_id, place)
             if self.health:
                 self.active += 1
-                for name, model in self.models.items():
-                    self.weights[name] += effective_weight(m, self.now, model)
+                for n, model in enumerate(self.models):
+                    self.weights[n] += effective_weight(m, self.now, model)
         elif m.status is Status.PROPOSED:
             self.proposed += 1
 
@@ -109,7 +109,7 @@ class _Wide:
         self, decay: DecayModel | None, kinds: Mapping[str, int], last_run: datetime | None
     ) -> dict[str, Any]:
         """`engine/rules/health.py` `health_figures`, from the pass's sums."""
-        total = self.weights[decay.name if decay else ""]
+        total = self.weights[self.models.index(decay)]
         return {
             "active": self.active,
             "proposed": self.proposed,
