@@ -1,10 +1,10 @@
 """Generated `long_term_memory` tables for the user-by-user tests and the benchmark, made by the
 server (`generate_series`), so that a 10M-row table takes minutes, not hours.
 
-Row `i`'s values are a hash of `i` and the seed: users interleaved in id order, some rows with
-no user (`legacy`, NULL or empty), repeated and near-repeated wording within a user (absorbs,
-merges, conflicts), ages over 400 days (decay, expiry), rows never used and used, tombstones,
-quarantined rows, and superseded chains within a user and across users.
+Row `i`'s values are a hash of `i` and the seed: users interleaved in id order, rows of no user
+(`legacy`: NULL, empty or named so; as many as one user has), repeated and near-repeated wording
+within a user (absorbs, merges, conflicts), ages up to `days` (decay, expiry), rows never used
+and used, tombstones, quarantined rows, and superseded chains within a user and across users.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ _FILL = """
 INSERT INTO long_term_memory (id, user_id, content, importance, created_at, last_accessed,
     updated_at, category, tags, quarantined, deleted_at, version)
 SELECT i,
-    CASE WHEN mod(h, 97) = 0 THEN NULL WHEN mod(h, 89) = 0 THEN '' WHEN mod(h, 83) = 0 THEN 'legacy'
+    CASE mod(h, 3 * %(users)s) WHEN 0 THEN NULL WHEN 1 THEN '' WHEN 2 THEN 'legacy'
          ELSE 'u' || mod(h, %(users)s) END,
     CASE WHEN mod(h, 9) = 0 THEN
         CASE WHEN mod(h, 5) = 0 THEN 'the user does not like ' ELSE 'the user likes ' END
