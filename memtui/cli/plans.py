@@ -123,6 +123,7 @@ def _check_plan(args: argparse.Namespace) -> None:
     store=True,
     json=True,
     check=_check_plan,
+    by_user=lambda a: not (a.llm or a.llm_strategy or a.embed or (a.json and a.plan_version == 1)),
     arguments=(
         arg("--profile", choices=later(_profiles), help="default: by store format"),
         arg(

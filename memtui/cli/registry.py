@@ -86,6 +86,8 @@ class Command:
     json: bool
     warn: bool
     check: Callable[[argparse.Namespace], None] | None
+    by_user: Callable[[argparse.Namespace], bool] | None = None
+    """Whether the command reads a database table a user at a time (`Stores.open`)."""
 
     def declare(self, parser: argparse.ArgumentParser) -> None:
         if self.json:
@@ -100,7 +102,8 @@ class Command:
             self.check(args)
         if not self.store:
             return self.run(args, svc)
-        return self.run(args, svc, svc.stores.open(args.store, warn=self.warn))
+        by_user = self.by_user is not None and self.by_user(args)
+        return self.run(args, svc, svc.stores.open(args.store, warn=self.warn, by_user=by_user))
 
 
 COMMANDS: dict[str, Command] = {}
@@ -115,11 +118,14 @@ def command(
     json: bool = False,
     warn: bool = True,
     check: Callable[[argparse.Namespace], None] | None = None,
+    by_user: Callable[[argparse.Namespace], bool] | None = None,
 ) -> Callable[[Run], Run]:
     """Register the function below as `memtui NAME` (see the module's docstring)."""
 
     def register(run: Run) -> Run:
-        COMMANDS[name] = Command(name, help, run, tuple(arguments), store, json, warn, check)
+        COMMANDS[name] = Command(
+            name, help, run, tuple(arguments), store, json, warn, check, by_user
+        )
         return run
 
     return register

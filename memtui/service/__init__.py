@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from memtui.service.merges import Lineage, Merges
     from memtui.service.opening import DEMO_MAX_SIZE, Stores
     from memtui.service.outside import Outside
+    from memtui.service.pg_users import PgUsers
     from memtui.service.plans import LlmRequest, Plans, plan_summary
     from memtui.service.profiles import Profiles
     from memtui.service.undo import Ledger
@@ -138,6 +139,12 @@ class Service:
         from memtui.service.outside import Outside
 
         return Outside(self.shared)
+
+    @cached_property
+    def pg_users(self) -> PgUsers:
+        from memtui.service.pg_users import PgUsers
+
+        return PgUsers(self.shared)
 
     @classmethod
     def from_config(cls, flag: str | None = None) -> Service:

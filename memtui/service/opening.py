@@ -31,10 +31,17 @@ DEMO_MAX_SIZE = 2_000_000
 class Stores(Part):
     """Opening, creating, importing, exporting and checking stores."""
 
-    def open(self, location: str | Path, *, warn: bool = True) -> MemoryStore:
+    def open(
+        self, location: str | Path, *, warn: bool = True, by_user: bool = False
+    ) -> MemoryStore:
+        """`by_user`: a database table (of every user) without its rows, read a user at a
+        time by what asks for them (a plan: service/pg_plan.py)."""
         if is_postgres_location(location):
             return open_postgres_store(
-                str(location), self.shared.settings.keep_backups, pg_limits(self.shared.settings)
+                str(location),
+                self.shared.settings.keep_backups,
+                pg_limits(self.shared.settings),
+                by_user=by_user,
             )
         store = FileStore.open(location, self.shared.settings.keep_backups)
         if warn:

@@ -22,6 +22,7 @@ from memtui.model import Memory, Status
 from memtui.planfile.checks import check_made_for
 from memtui.service.base import Part, embeddings_folder
 from memtui.service.parallel_plan import plan_in_parallel
+from memtui.service.pg_plan import ReadByUser, plan_by_user
 from memtui.service.plan_notes import plan_notes, profile_for
 from memtui.service.plan_stream import StreamedPlan, plan_streamed
 from memtui.stores import Actor, Change, Transaction
@@ -91,7 +92,8 @@ class Plans(Part):
         """Whether `memtui plan` streams this store's plan to its file and `--json` (the same
         bytes, in less memory, at some more CPU): from `STREAM_FROM` entries, and not where the
         format adds notes from the whole plan (a Claude Code index, Hermes' caps)."""
-        return len(store) >= STREAM_FROM and not store.traits.plan_notes
+        big = len(store) >= STREAM_FROM or isinstance(store, ReadByUser)
+        return big and not store.traits.plan_notes
 
     def plan_stream(
         self,
@@ -105,7 +107,10 @@ class Plans(Part):
         jobs: int | None = 1,
     ) -> StreamedPlan:
         """`plan`, its actions streamed user by user (service/plan_stream.py): for writing
-        and printing a big plan without holding it (`write_stream`)."""
+        and printing a big plan without holding it (`write_stream`); a table read user by
+        user is planned so (service/pg_plan.py)."""
+        if isinstance(store, ReadByUser):
+            return plan_by_user(self, store, profile, now, progress, cancelled)
         got = self._inputs(store, profile, now, progress, cancelled, embeddings)
         return plan_streamed(
             got.memories,

@@ -43,6 +43,7 @@ from memtui.tui.messages import HaystackReady, HistoryReady, OutsideChange, Stor
 from memtui.tui.modals import ConfirmScreen, HelpScreen, Question, ReasonConfirmScreen
 from memtui.tui.screen_hooks import FollowsReloads, HoldsUnsaved
 from memtui.tui.screens import outside as outside_screen
+from memtui.tui.screens import pick_user
 from memtui.tui.screens.home import HomeScreen
 from memtui.tui.screens.merge import MergeScreen
 from memtui.tui.themes import DEFAULT_THEME, load_themes
@@ -84,6 +85,7 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
         self.config_path = config_path
         self.hint = hint
         self.store: MemoryStore | None = None
+        self.pick_user = True  # a big table without #user=: ask which user first (once)
         self.key_reads = KeyReads()  # each key's screen and gap (key_guard.py)
         self._burst_noted = -math.inf
         self.history: History | None = None
@@ -346,6 +348,10 @@ class MemtuiApp(GuardedHandlers, CommitFlow):
     @work(thread=True, exclusive=True, group="store", exit_on_error=False)
     def load_store(self, reloaded: bool) -> None:
         try:
+            users = pick_user.users_to_pick(self)
+            if users is not None:  # a big table: which user first (screens/pick_user.py)
+                self.call_from_thread(pick_user.ask, self, users)
+                return
             store = self.service.stores.open(self.store_path)
         except MemtuiError as e:
             self.post_message(StoreFailed(self.shown_location, str(e)))

@@ -425,6 +425,12 @@ TABLE: dict[str, tuple[Key, ...]] = {
         Key("label.back", "escape", "app.pop_screen", "Back"),
     ),
     "CalibrationScreen": (Key("calibration.back", "escape", "app.pop_screen", "Back"),),
+    "UserPickScreen": (
+        Key("pick.open", "enter", "open", "Open", tooltip="Open the highlighted user's rows"),
+        Key("pick.down", "down", "cursor_down", "Down", show=False),
+        Key("pick.up", "up", "cursor_up", "Up", show=False),
+        Key("pick.quit", "escape", "app.quit", "Quit", tooltip="Leave memtui, opening nothing"),
+    ),
     "OutsideScreen": (
         Key("outside.mark", "space", "mark", "Mark", tooltip="Mark the highlighted change"),
         Key(

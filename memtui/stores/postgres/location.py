@@ -175,3 +175,11 @@ def _rebuilt(scheme: str, params: dict[str, str]) -> str:
     netloc = f"{quote(host, safe='.,[]')}{':' + port if port else ''}"
     query = urlencode(sorted(rest.items()))
     return f"{scheme}://{login}{netloc}/{dbname}" + (f"?{query}" if query else "")
+
+
+def with_user(location: str, user: str) -> str:
+    """`location` naming one user (`#user=U`), its other options kept."""
+    url, fragment = _split_fragment(location)
+    options = dict(parse_qsl(fragment))
+    options["user"] = user
+    return f"{url}#{urlencode(sorted(options.items()))}"

@@ -126,12 +126,15 @@ class Shape:
             for c in COLUMNS
         )
 
-    def fast_select(self) -> sql.Composable:
-        """The columns as `reading.reader` takes them: ids as text, times as aware UTC."""
+    def fast_select(self, *, light: bool = False) -> sql.Composable:
+        """The columns as `reading.reader` takes them: ids as text, times as aware UTC;
+        `light`: without the content and the embedding (a pass that counts and weighs)."""
         out = []
         for column in COLUMNS:
             kind = self.types[column]
-            if column == "id":
+            if light and column in ("content", "embedding"):
+                expr = "''::text" if column == "content" else "NULL::jsonb"
+            elif column == "id":
                 expr = "t.id::text"
             elif column == "supersedes":
                 expr = "t.supersedes::text[]"
