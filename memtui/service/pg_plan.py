@@ -24,9 +24,8 @@ from memtui.engine.planner import (
     Progress,
     StoreWide,
     UserSummary,
-    finish_user,
-    in_key_order,
     join_stream,
+    merged_order,
     plan_user,
     steps_for,
     stream_head,
@@ -34,12 +33,13 @@ from memtui.engine.planner import (
 )
 from memtui.engine.profiles import Profile
 from memtui.engine.rules.health import HEALTH
+from memtui.engine.rules.run import Place
 from memtui.engine.rules.weight import effective_weight
 from memtui.gcpause import gc_paused
 from memtui.model import Memory, Status
 from memtui.service.base import Part
 from memtui.service.plan_notes import profile_for
-from memtui.service.plan_stream import StreamedPlan, _Spool, _summary, plan_streamed
+from memtui.service.plan_stream import Spool, StreamedPlan, kinds_total, plan_streamed, spooled_part
 from memtui.stores.protocol import MemoryStore
 from memtui.timeline import check_not_before_entries
 from memtui.traits import IdStyle
@@ -180,17 +180,20 @@ def _by_user(
         seen.first_active,
     )
     order = {u.user: n for n, u in enumerate(sorted(snap.users, key=lambda u: u.first_id))}
-    spool = _Spool(())
+    spool = Spool((), {})  # no store list: every record travels as its fields
     summaries: list[UserSummary] = []
+    keys: list[list[Place]] = []
     places: list[int] = []
     with gc_paused():
         for done, entries in enumerate(snap.by_user()):
             report(f"users {done}/{len(snap.users)}", done / len(snap.users))
             part = plan_user(entries, profile, now, wide, ids=ids, cancelled=cancelled)
-            summaries.append(finish_user(part, entries, profile, wide))
-            spool.add(in_key_order(part))
+            summary, mine, pieces = spooled_part(part, entries, profile, wide, {})
+            summaries.append(summary)
+            keys.append(mine)
+            spool.add(pieces)
             places.append(order[str(entries[0].user_id)])
-            del part, entries
+            del part, entries, pieces
         report(f"users {len(snap.users)}/{len(snap.users)}", 1.0)
         head = stream_head(
             (),
@@ -204,18 +207,21 @@ def _by_user(
             fingerprint=snap.fingerprint,
             last_run=last_run,
         )
-    total = _summary(summaries)
+    total = kinds_total(summaries)
     if seen.health:
         head.health = seen.figures(decay, total, last_run)
     parts = spool.parts()
-    in_order = [parts[n] for n in sorted(range(len(parts)), key=places.__getitem__)]
+    ranked = sorted(range(len(parts)), key=places.__getitem__)
+    whose = merged_order([keys[n] for n in ranked])
+    del keys
     return StreamedPlan(
         head,
         total,
         sum(s.touched for s in summaries),
         sum(s.waiting for s in summaries),
-        join_stream(in_order, ids, now, wide),
+        join_stream([parts[n] for n in ranked], ids, now, wide, whose),
         spool.kept,
+        spool.prints,
     )
 
 

@@ -129,13 +129,13 @@ def plan_streamed(
             part = plan_user(
                 entries, profile, now, wide, ids=ids, embeddings=embeddings, cancelled=stop
             )
-            return _spooled(part, entries, profile, wide, place)
+            return spooled_part(part, entries, profile, wide, place)
 
         if jobs > 1 and can_fork():
             parts = each_result(users, jobs, spooled, progress, cancelled)
         else:
             parts = _one_by_one(users, spooled, progress, cancelled)
-        spool = _Spool(memories, place)
+        spool = Spool(memories, place)
         summaries: list[UserSummary] = []
         keys: list[list[Place]] = []
         for summary, mine, pieces in parts:
@@ -159,7 +159,7 @@ def plan_streamed(
         )
     return StreamedPlan(
         head,
-        _summary(summaries),
+        kinds_total(summaries),
         sum(s.touched for s in summaries),
         sum(s.waiting for s in summaries),
         join_stream(spool.parts(), ids, now, wide, order),
@@ -168,7 +168,7 @@ def plan_streamed(
     )
 
 
-def _summary(summaries: Sequence[UserSummary]) -> dict[str, int]:
+def kinds_total(summaries: Sequence[UserSummary]) -> dict[str, int]:
     total: Counter[str] = Counter()
     for s in summaries:
         total.update(s.kinds)
@@ -189,7 +189,7 @@ def _one_by_one(
         progress(f"users {len(users)}/{len(users)}", 1.0)
 
 
-def _spooled(
+def spooled_part(
     part: UserPlan,
     entries: list[Memory],
     profile: Profile,
@@ -213,8 +213,8 @@ def _spooled(
 Record = tuple[Any, Action, Seeds]
 
 
-class _Spool:
-    """Users' parts in an unnamed temporary file (their pieces as `_spooled` made them), read
+class Spool:
+    """Users' parts in an unnamed temporary file (their pieces as `spooled_part` made them), read
     back a piece at a time per user."""
 
     def __init__(self, memories: Sequence[Memory], place: Mapping[int, int]) -> None:
