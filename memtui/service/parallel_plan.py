@@ -17,6 +17,8 @@ import os
 import pickle
 import signal
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -35,6 +37,7 @@ from memtui.engine.planner import (
 )
 from memtui.engine.profiles import Profile
 from memtui.engine.rules.run import Place
+from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
 from memtui.model import Memory
 from memtui.service.plan_spool import Decoder, encode, places
@@ -158,21 +161,56 @@ def each_result(
     _EACH, _USERS = each, users
     done = 0
     gc.freeze()  # the store's objects stay out of the workers' collections (copy on write)
+    pool = ProcessPoolExecutor(
+        jobs, mp_context=multiprocessing.get_context("fork"), initializer=_worker_start
+    )
+    finished = False
     try:
-        with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_start) as pool:
-            for found in pool.imap(_run_chunk, range(len(_CHUNKS))):
-                results: list[T] = pickle.loads(found)
-                done += len(results)
-                yield from results
-                if cancelled is not None and cancelled():
-                    raise Cancelled("planning cancelled")  # leaving the pool ends the workers
-                if progress is not None:
-                    progress(f"users {done}/{len(users)}", done / len(users))
-            pool.close()
-            pool.join()
+        for found in pool.map(_run_chunk, range(len(_CHUNKS))):
+            results: list[T] = pickle.loads(found)
+            done += len(results)
+            yield from results
+            if cancelled is not None and cancelled():
+                raise Cancelled("planning cancelled")
+            if progress is not None:
+                progress(f"users {done}/{len(users)}", done / len(users))
+        finished = True
+    except BrokenProcessPool:
+        raise MemtuiError(
+            f"a planning worker process ended before its users were planned{_how(pool)}; "
+            "nothing was written (too little memory? try --jobs 1)"
+        ) from None
     finally:
+        if not finished:
+            _stop(pool)  # no worker goes on planning users nobody waits for
+        pool.shutdown(wait=True, cancel_futures=True)
         gc.unfreeze()
         _EACH, _USERS, _CHUNKS = None, [], []
+
+
+def _workers(pool: ProcessPoolExecutor) -> list[multiprocessing.process.BaseProcess]:
+    # the executor keeps its processes by pid; no public way to name or stop them
+    return list((getattr(pool, "_processes", None) or {}).values())
+
+
+def _how(pool: ProcessPoolExecutor) -> str:
+    codes = [p.exitcode for p in _workers(pool) if p.exitcode]
+    if not codes:
+        return ""
+    # the pool ends the other workers with SIGTERM once one is gone: name the first cause
+    code = next((c for c in codes if c != -signal.SIGTERM), codes[0])
+    if code < 0:
+        try:
+            return f" (killed by {signal.Signals(-code).name})"
+        except ValueError:
+            return f" (killed by signal {-code})"
+    return f" (exit status {code})"
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    for process in _workers(pool):
+        if process.is_alive():
+            process.terminate()
 
 
 def _worker_start() -> None:
