@@ -162,3 +162,19 @@ def test_picker_snapshot(
         terminal_size=SIZES[size],
         run_before=run_before,
     )
+
+
+async def test_escape_clears_what_was_typed_then_leaves(table: str, small_pick: None) -> None:
+    app = make_app(table, now=NOW, watch_interval=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _settle(pilot, app)
+        assert isinstance(app.screen, UserPickScreen)
+        await pilot.press("u", "3")
+        assert len(_listed(app)) == 2
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, UserPickScreen) and app.is_running
+        assert len(_listed(app)) == 1 + len(_counts(table))  # the filter is gone
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not app.is_running and app.store is None

@@ -429,7 +429,13 @@ TABLE: dict[str, tuple[Key, ...]] = {
         Key("pick.open", "enter", "open", "Open", tooltip="Open the highlighted user's rows"),
         Key("pick.down", "down", "cursor_down", "Down", show=False),
         Key("pick.up", "up", "cursor_up", "Up", show=False),
-        Key("pick.quit", "escape", "app.quit", "Quit", tooltip="Leave memtui, opening nothing"),
+        Key(
+            "pick.quit",
+            "escape",
+            "leave",
+            "Quit",
+            tooltip="Clear what was typed; with nothing typed, leave memtui opening nothing",
+        ),
     ),
     "OutsideScreen": (
         Key("outside.mark", "space", "mark", "Mark", tooltip="Mark the highlighted change"),

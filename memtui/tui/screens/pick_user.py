@@ -19,6 +19,7 @@ from memtui.service import Service
 from memtui.service.pg_users import TableUsers
 from memtui.tui.bindings import bindings_for
 from memtui.tui.failures import GuardedHandlers
+from memtui.views import counted
 
 ALL = "\x00all"
 """The option id of "all users" (no user is named so: a NUL is in no user id)."""
@@ -56,7 +57,7 @@ class UserPickScreen(GuardedHandlers, Screen[str | None]):
         title = Text()
         title.append(f"{self.location}", style="bold")
         title.append(
-            f" holds {self.table.rows:,} rows of {users:,} user{'s' * (users != 1)}: "
+            f" holds {counted(self.table.rows, 'row')} of {counted(users, 'user')}: "
             "open one user's rows, or all of them"
         )
         return title
@@ -70,12 +71,12 @@ class UserPickScreen(GuardedHandlers, Screen[str | None]):
         options = self.query_one("#pick-users", OptionList)
         options.clear_options()
         width = max((len(u.user) for u in found[:SHOWN]), default=4)
-        every = Text(f"all users  {self.table.rows:,} rows", style="italic")
+        every = Text(f"all users  {counted(self.table.rows, 'row')}", style="italic")
         every.append(" (reads the whole table: slow)", style="dim")
         options.add_option(Option(every, id=ALL))
         for u in found[:SHOWN]:
             label = Text(u.user.ljust(width), no_wrap=True, overflow="ellipsis")
-            label.append(f"  {u.rows:>10,} rows", style="dim")
+            label.append(f"  {u.rows:>10,} row{'s' * (u.rows != 1)}", style="dim")
             options.add_option(Option(label, id=u.user))
         if len(found) > SHOWN:
             more = f"… and {len(found) - SHOWN:,} more users: type to narrow"
@@ -107,6 +108,14 @@ class UserPickScreen(GuardedHandlers, Screen[str | None]):
         if ident is None:
             return
         self.dismiss(None if ident == ALL else ident)
+
+    def action_leave(self) -> None:
+        """Escape: clear what was typed; with nothing typed, leave memtui opening nothing."""
+        typed = self.query_one("#pick-filter", Input)
+        if typed.value:
+            typed.value = ""
+        else:
+            self.app.exit()
 
     def action_cursor_down(self) -> None:
         self.query_one("#pick-users", OptionList).action_cursor_down()
