@@ -9,6 +9,8 @@ digest per (store, profile): run it before and after a planner change and compar
     python bench/plan_identity.py --jobs 2 > jobs.txt            # in two worker processes
     python bench/plan_identity.py --streamed --jobs 2 > streamed.txt  # as `memtui plan`
                                                  # streams a big store (spooled, joined)
+    python bench/plan_identity.py --file ...     # also the digest of the version-2 file
+                                                 # (streamed: as `memtui plan --out` writes it)
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memtui import planfile
 from memtui.demo.generate import make_demo_memories
 from memtui.engine.planner import make_plan, plan_each_user
 from memtui.engine.profiles import PROFILE_NAMES, get_profile
+from memtui.planfile.streaming import PlanWriter, pieces
 from memtui.service.parallel_plan import plan_in_parallel
 from memtui.service.plan_stream import plan_streamed
 from memtui.stores import open_store
@@ -58,7 +62,33 @@ def _stores() -> list[tuple[str, list, str, Any]]:
 
 def _streamed(memories: list, profile: Any, now: datetime, **options: Any) -> Any:
     plan = plan_streamed(memories, profile, now, **options)
-    return dataclasses.replace(plan.head, actions=list(plan.actions))
+    actions: list = []
+    if "--file" not in sys.argv:
+        return dataclasses.replace(plan.head, actions=list(plan.actions))
+    # as `memtui plan --out` writes it (an older checkout has no hints)
+    more = {"hints": plan.hints} if getattr(plan, "hints", None) is not None else {}
+    writer = PlanWriter(plan.head, plan.summary, 2, kept=plan.kept, prints=plan.prints, **more)
+    file = b"".join(pieces(writer, _kept(plan.actions, actions)))
+    whole = dataclasses.replace(plan.head, actions=actions)
+    _FILES[id(whole)] = file
+    return whole
+
+
+_FILES: dict[int, bytes] = {}
+"""A streamed plan's version-2 file, by the plan's identity."""
+
+
+def _kept(actions: Any, into: list) -> Any:
+    for action in actions:
+        into.append(action)
+        yield action
+
+
+def _file_digest(plan: Any) -> str:
+    file = _FILES.pop(id(plan), None)
+    if file is None:
+        file = planfile.to_bytes(plan, 2)
+    return "\t" + hashlib.sha256(file).hexdigest()
 
 
 def _planner() -> Any:
@@ -84,7 +114,8 @@ def main() -> None:
             )
             text = json.dumps(plan.to_dict(), sort_keys=True, ensure_ascii=False)
             digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-            print(f"{name}\t{profile}\t{len(plan.actions)}\t{digest}")
+            file = _file_digest(plan) if "--file" in sys.argv else ""
+            print(f"{name}\t{profile}\t{len(plan.actions)}\t{digest}{file}")
             count += 1
     print(f"{count} plans", file=sys.stderr)
 

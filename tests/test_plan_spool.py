@@ -98,3 +98,31 @@ def test_plan_without_jobs_uses_the_workers_and_writes_the_same_file(
         files.append(out.read_bytes())
     assert used == [3]  # the default planned the three users in workers; --jobs 1 did not
     assert files[0] == files[1]
+
+
+def test_an_actions_row_hint_comes_with_it_and_not_once_its_records_change() -> None:
+    from memtui.planfile.compact import RowHints
+    from memtui.service.plan_spool import Hints
+
+    memories = make_demo_memories(600, 5, PLAN_NOW)
+    chosen = get_profile("longterm")
+    wide = store_wide(memories, chosen)
+    actions = plan_user(by_user(memories)[0], chosen, PLAN_NOW, wide).actions
+    hints = RowHints(PLAN_NOW, chosen.to_dict())
+    latest = Hints()
+    data = loads(dumps(encode(actions, places(memories), hints)))
+    seen = []
+    for was, action in zip(
+        actions, Decoder(memories, set(), {}, latest).actions(data), strict=True
+    ):
+        seen.append(latest(action))
+        assert seen[-1] == hints(was)
+    assert {type(h) for h in seen} == {bool, tuple, type(None)}  # decays, absorbs, the rest
+    decay = next(a for a in actions if a.kind == "decay" and hints(a))
+    [back] = Decoder(memories, set(), {}, latest).actions(
+        loads(dumps(encode([decay], places(memories), hints)))
+    )
+    assert latest(back) is True
+    back.after = [back.after[0].with_(content="renamed by the join")]
+    assert latest(back) is None  # found again by the writer
+    assert latest(decay) is None  # not the action decoded last

@@ -39,7 +39,16 @@ def _streamed(
 ) -> bytes:
     ids = LongtermFormat.traits.ids if profile == "longterm" else OWN_IDS
     sp = plan_streamed(memories, get_profile(profile), PLAN_NOW, ids=ids, jobs=jobs, store="s")
-    writer = PlanWriter(sp.head, sp.summary, version, indent=indent, seal_key=key, kept=sp.kept)
+    writer = PlanWriter(
+        sp.head,
+        sp.summary,
+        version,
+        indent=indent,
+        seal_key=key,
+        kept=sp.kept,
+        prints=sp.prints,
+        hints=sp.hints,
+    )
     return b"".join(pieces(writer, sp.actions))
 
 

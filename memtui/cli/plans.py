@@ -108,6 +108,16 @@ def cmd_pairs(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int
     return 0
 
 
+LISTED_MOST = 200
+"""Action lines `memtui plan --out` prints: the rest are in the file (and `--json` lists
+every action); without `--out` every action is listed, since the output is the plan."""
+
+
+def _more(count: int, out: str) -> None:
+    if count > LISTED_MOST:
+        print(f"… {count - LISTED_MOST:,} more actions in {out} (--json lists them all)")
+
+
 def _check_plan(args: argparse.Namespace) -> None:
     from memtui.service.base import parse_time
 
@@ -192,11 +202,13 @@ def cmd_plan(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
     if "llm" in plan.params:
         llm = plan.params["llm"]
         print(f"model {llm['model']}: {llm['calls']} requests ({', '.join(llm['strategies'])})")
-    for action in plan.actions:
+    shown = plan.actions[:LISTED_MOST] if args.out else plan.actions
+    for action in shown:
         mark = "?" if action.needs_decision else " "
         subject = shorten(one_line(action_subject(action)), 50)
         print(f"{mark}{action.id:>6} {action.kind:<9} {subject}  · {one_line(action.reason)}")
     if args.out:
+        _more(len(plan.actions), args.out)
         print(f"plan written to {args.out}; apply it with: memtui apply {plan.store} {args.out}")
     return 0
 
@@ -233,13 +245,21 @@ def _plan_streamed(
         if similarity.get("model"):
             print(f"similarity {similarity['method']} (model {similarity['model']})")
 
+    most = LISTED_MOST if args.out else None
+    count = 0
+
     def listed(action: Action) -> None:
+        nonlocal count
+        count += 1
+        if most is not None and count > most:
+            return
         mark = "?" if action.needs_decision else " "
         subject = shorten(one_line(action_subject(action)), 50)
         print(f"{mark}{action.id:>6} {action.kind:<9} {subject}  · {one_line(action.reason)}")
 
     svc.plans.write_stream(plan, args.out, version, each=listed, before=head)
     if args.out:
+        _more(count, args.out)
         print(
             f"plan written to {args.out}; apply it with: memtui apply {plan.head.store} {args.out}"
         )

@@ -102,9 +102,11 @@ def absorb_row(
     fp: Callable[[Memory], str],
     last_after: Mapping[str, Memory],
     depends_on: list[str],
+    recomputes: Sequence[Recipe] | None = None,
 ) -> tuple[list[Any], Recipe] | None:
     """The action as an absorb row (its reason left for the caller) and the recipe that
-    recomputes it exactly, or None when no recipe does (the action keeps a record of its own)."""
+    recomputes it exactly, or None when no recipe does (the action keeps a record of its own).
+    `recomputes`: the recipes that do, when known (`recomputing`), else tried here."""
     before, after = action.before, action.after
     ids = [m.id for m in before]
     if (
@@ -123,7 +125,11 @@ def absorb_row(
     if keeper is None:
         return None
     for recipe in tried:
-        if absorbed(before, keeper, recipe, plan_now) == after:
+        if (
+            recipe in recomputes
+            if recomputes is not None
+            else absorbed(before, keeper, recipe, plan_now) == after
+        ):
             prints = ["" if last_after.get(m.id) is m else fp(m) for m in before]
             row = [
                 action.id,
@@ -137,6 +143,18 @@ def absorb_row(
             ]
             return row, recipe
     return None
+
+
+def recomputing(action: Action, tried: Sequence[Recipe], now: datetime) -> tuple[Recipe, ...]:
+    """Those of `tried` that recompute the absorb action's records exactly (where
+    `absorb_row` would try them)."""
+    before, after = action.before, action.after
+    if len(before) < 2 or len(after) != len(before):
+        return ()
+    keeper = next((n for n, m in enumerate(before) if m.id == after[0].id), None)
+    if keeper is None:
+        return ()
+    return tuple(r for r in tried if absorbed(before, keeper, r, now) == after)
 
 
 def read_recipe(raw: Any) -> Recipe:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any, NamedTuple
 
 import orjson
@@ -31,6 +32,7 @@ from memtui.planfile.absorb_rows import (
     read_recipe,
     read_row,
     recipes,
+    recomputing,
     result_fingerprint,
 )
 from memtui.planfile.full import action_with, read_record
@@ -81,8 +83,8 @@ def _expire_below(params: Mapping[str, Any]) -> float | None:
     return float(below)
 
 
-def _decay_params(plan: Plan) -> tuple[float, float | None] | None:
-    rate, line = plan.params.get("decay_rate"), plan.params.get("archive_line")
+def _decay_params(params: Mapping[str, Any]) -> tuple[float, float | None] | None:
+    rate, line = params.get("decay_rate"), params.get("archive_line")
     if not isinstance(rate, int | float) or isinstance(rate, bool):
         return None
     if line is not None and (not isinstance(line, int | float) or isinstance(line, bool)):
@@ -113,16 +115,19 @@ class CompactRecords:
         plan: Plan,
         kept: Callable[[Memory], bool] | None = None,
         prints: Mapping[int, str] | None = None,
+        hints: Callable[[Action], Any] | None = None,
     ) -> None:
         """`plan`: the plan's time and params (its actions are fed). `kept`, for actions fed
         as a stream: whether a later action may hold this very record (only those are
         held here, and fingerprints are not kept from one action to the next). `prints`:
-        fingerprints already made, by the identity of records alive all along."""
+        fingerprints already made, by the identity of records alive all along. `hints`: an
+        action's `RowHints` made where it was planned, or None (then found here)."""
         self.plan = plan
         self.kept = kept
         self.prints = prints
+        self.hints = hints
         self.fp = _memo_fingerprint(prints)
-        self.params = _decay_params(plan)
+        self.params = _decay_params(plan.params)
         self.below = _expire_below(plan.params)
         self.tried = recipes(plan.params)
         self.reasons: dict[str, int] = {}  # the absorb rows' reasons, numbered across the file
@@ -140,14 +145,20 @@ class CompactRecords:
         self.position[action.id] = len(self.position)
         recipe: Recipe | None = None
         bulk = kind_of(action.kind).bulk
+        hint = None if self.hints is None or bulk is None else self.hints(action)
         if bulk == "decay":
-            row = _decay_row(unheld(action), plan, self.params, fp)
+            if hint is None:
+                row = _decay_row(unheld(action), plan.now, self.params, fp)
+            else:
+                row = _plain_decay_row(action, fp) if hint else None
         elif bulk == "expiry":
             row = _expiry_row(unheld(action), plan, self.below, fp)
         elif bulk == "absorb":
             deps = preceding(action.targets, self.touched, self.position)
             first = [r for _, rule, r in open_bulk if r is not None and rule == action.rule]
-            made = absorb_row(action, plan.now, [*first, *self.tried], fp, self.last_after, deps)
+            made = absorb_row(
+                action, plan.now, [*first, *self.tried], fp, self.last_after, deps, hint
+            )
             row, recipe = made if made is not None else (None, None)
         else:
             row = None
@@ -202,9 +213,39 @@ def preceding(
     return sorted(found, key=position.__getitem__)
 
 
+class RowHints:
+    """What an action's bulk row needs that the action alone decides, found where the action
+    is planned (a worker: service/plan_spool.py) rather than by the file's writer: whether a
+    decay is a plain one (True/False), which recipes recompute an absorb (a tuple), else
+    None. `params`: the plan's (`Profile.to_dict()`)."""
+
+    def __init__(self, now: datetime, params: Mapping[str, Any]) -> None:
+        self.now = now
+        self.params = _decay_params(params)
+        self.tried = recipes(params)
+
+    def __call__(self, action: Action) -> Any:
+        bulk = kind_of(action.kind).bulk
+        if bulk == "decay":
+            return _decay_row(unheld(action), self.now, self.params, _no_print) is not None
+        if bulk == "absorb":
+            return recomputing(action, self.tried, self.now)
+        return None
+
+
+def _no_print(memory: Memory) -> str:
+    return ""
+
+
+def _plain_decay_row(action: Action, fp: Callable[[Memory], str]) -> list[Any]:
+    """The row of a decay its hint found plain."""
+    [was], [now] = action.before, action.after
+    return [action.id, was.id, fp(was), action.scores["days"], was.importance, now.importance]
+
+
 def _decay_row(
     action: Action,
-    plan: Plan,
+    plan_now: datetime,
     params: tuple[float, float | None] | None,
     fp: Callable[[Memory], str],
 ) -> list[Any] | None:
@@ -226,7 +267,7 @@ def _decay_row(
         now.id != was.id
         or action.targets != [was.id]
         or action.scores != _decay_scores(days, start, end)
-        or now.last_decayed_at != plan.now
+        or now.last_decayed_at != plan_now
         or not same_except(now, was, _DECAYED)
         or action.reason != decay_reason(days, start, end, *params)
     ):

@@ -36,14 +36,17 @@ class PlanWriter:
         seal_key: bytes | None = None,
         kept: Callable[[Memory], bool] | None = None,
         prints: Mapping[int, str] | None = None,
+        hints: Callable[[Action], Any] | None = None,
     ) -> None:
-        """`head`: the plan without its actions; `summary`: their counts by kind; `kept`
-        and `prints`: `CompactRecords`'."""
+        """`head`: the plan without its actions; `summary`: their counts by kind; `kept`,
+        `prints` and `hints`: `CompactRecords`'."""
         self.head, self.summary, self.version = head, summary, version
         self.indent = indent and version == 1
         self.key = seal_key
         self.seals: dict[str, str] = {}
-        self.compact = CompactRecords(head, kept, prints) if version == COMPACT_VERSION else None
+        self.compact = (
+            CompactRecords(head, kept, prints, hints) if version == COMPACT_VERSION else None
+        )
         self.count = 0
         self.empty = not summary
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from memtui.engine.plan import Action, Plan
 from memtui.errors import MemtuiError
@@ -91,6 +92,7 @@ def write_streamed(
     before: Callable[[], None] | None = None,
     kept: Callable[[Memory], bool] | None = None,
     prints: Mapping[int, str] | None = None,
+    hints: Callable[[Action], Any] | None = None,
 ) -> None:
     """A streamed plan (`head` without its actions, their `summary`, the `actions` once) to
     the plan file at `path` (as `write` writes it), to `json_out` (as `json_parts` prints it)
@@ -104,11 +106,13 @@ def write_streamed(
             file = AtomicFile(target)
         except OSError as e:
             raise _unwritten(target, e) from None
-        writer = PlanWriter(head, summary, version, seal_key=seal_key, kept=kept, prints=prints)
+        writer = PlanWriter(
+            head, summary, version, seal_key=seal_key, kept=kept, prints=prints, hints=hints
+        )
         outputs.append((writer, _written(file, target)))
     if json_out is not None:
         json_writer = PlanWriter(
-            head, summary, json_version, indent=False, kept=kept, prints=prints
+            head, summary, json_version, indent=False, kept=kept, prints=prints, hints=hints
         )
         outputs.append((json_writer, json_out))
     try:

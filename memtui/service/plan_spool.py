@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 import pickle
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import compress
 from typing import Any
 
@@ -48,10 +48,15 @@ def places(memories: Sequence[Memory]) -> dict[int, int]:
     return {id(m): n for n, m in enumerate(memories)}
 
 
-def encode(actions: Iterable[Action], place: Mapping[int, int]) -> list[tuple[Any, ...]]:
+def encode(
+    actions: Iterable[Action],
+    place: Mapping[int, int],
+    hints: Callable[[Action], Any] | None = None,
+) -> list[tuple[Any, ...]]:
     """`actions` (one user's, all of them: the records they share are found among them) as
     plain tuples that pickle fast, with the fingerprint of each store entry they start from
-    (made here, where the user is planned, rather than by the plan file's writer)."""
+    and the action's `hints` (planfile's `RowHints`), made here, where the user is planned,
+    rather than by the plan file's writer."""
     actions = list(actions)
     once: set[int] = set()
     twice: set[int] = set()
@@ -81,7 +86,8 @@ def encode(actions: Iterable[Action], place: Mapping[int, int]) -> list[tuple[An
             at if (at := place.get(id(m))) is not None else _ref(m, a.before, shared, sent)
             for m in a.after
         ]
-        out.append((_ACTION_VALUES(a), before, after, tuple(prints)))
+        hint = None if hints is None else hints(a)
+        out.append((_ACTION_VALUES(a), before, after, tuple(prints), hint))
     return out
 
 
@@ -114,27 +120,33 @@ def _form(m: Memory, before: Sequence[Memory] | None) -> tuple[Any, ...]:
 class Decoder:
     """Encoded actions back as `Action`s with their records (one per user: the serials of
     shared records are the user's). `held`: every shared record made, by identity;
-    `prints`: the fingerprints of the store's entries, by identity, as they come."""
+    `prints`: the fingerprints of the store's entries, by identity, as they come; `latest`:
+    the action last made, its records and its hint (`Hints`)."""
 
     def __init__(
-        self, memories: Sequence[Memory], held: set[int], prints: dict[int, str] | None = None
+        self,
+        memories: Sequence[Memory],
+        held: set[int],
+        prints: dict[int, str] | None = None,
+        latest: Hints | None = None,
     ) -> None:
         self.memories = memories
         self.held = held
         self.prints = prints
+        self.latest = latest
         self.known: dict[int, Memory] = {}
 
     def actions(self, encoded: Iterable[tuple[Any, ...]]) -> Iterator[Action]:
         record = self._record
-        memories, prints = self.memories, self.prints
-        for values, before_refs, after_refs, found in encoded:
+        memories, prints, latest = self.memories, self.prints, self.latest
+        for values, before_refs, after_refs, found, hint in encoded:
             if prints is not None:
                 for n in range(0, len(found), 2):
                     prints[id(memories[found[n]])] = found[n + 1]
             ident, kind, targets, rule, scores, reason, deps, decide, actor, details = values
             before = [record(r, ()) for r in before_refs]
             after = [record(r, before) for r in after_refs]
-            yield Action(
+            action = Action(
                 ident,
                 kind,
                 targets,
@@ -148,6 +160,9 @@ class Decoder:
                 actor,
                 details,
             )
+            if latest is not None:
+                latest.made(action, hint)
+            yield action
 
     def _record(self, ref: Any, before: Sequence[Memory]) -> Memory:
         if type(ref) is int:
@@ -162,6 +177,31 @@ class Decoder:
         m = self.known[ref[1]] = self._record(ref[2], before)
         self.held.add(id(m))
         return m
+
+
+class Hints:
+    """The hint of the action decoded last, for the plan file's writer (`CompactRecords`),
+    which takes each action as soon as it is decoded (the join reads the spool in plan
+    order); an action the join has since given other records has none (found again)."""
+
+    def __init__(self) -> None:
+        self.action: Action | None = None
+        self.records: tuple[Memory, ...] = ()
+        self.hint: Any = None
+
+    def made(self, action: Action, hint: Any) -> None:
+        self.action, self.hint = action, hint
+        self.records = (*action.before, *action.after)
+
+    def __call__(self, action: Action) -> Any:
+        if action is not self.action:
+            return None
+        records = self.records
+        if len(records) != len(action.before) + len(action.after) or not all(
+            map(operator.is_, records, (*action.before, *action.after))
+        ):
+            return None
+        return self.hint
 
 
 def _changed(base: Memory, fields: tuple[int, ...], new: tuple[Any, ...]) -> Memory:

@@ -45,8 +45,9 @@ from memtui.engine.profiles import Profile
 from memtui.engine.rules.run import Place
 from memtui.gcpause import gc_paused
 from memtui.model import Memory
+from memtui.planfile.compact import RowHints
 from memtui.service.parallel_plan import can_fork, default_jobs, each_result, plan_in_parallel
-from memtui.service.plan_spool import Decoder, dumps, encode, loads, places
+from memtui.service.plan_spool import Decoder, Hints, dumps, encode, loads, places
 from memtui.traits import OWN_IDS, IdStyle
 
 Stop = Callable[[], bool] | None
@@ -72,6 +73,8 @@ class StreamedPlan:
     prints: Mapping[int, str] | None = None
     """The fingerprints of the store's entries the actions start from, by identity, as the
     actions come (`CompactRecords`)."""
+    hints: Callable[[Action], Any] | None = None
+    """Each action's `RowHints`, as it comes (`CompactRecords`)."""
 
     @classmethod
     def of(cls, plan: Plan) -> StreamedPlan:
@@ -129,7 +132,7 @@ def plan_streamed(
             part = plan_user(
                 entries, profile, now, wide, ids=ids, embeddings=embeddings, cancelled=stop
             )
-            return spooled_part(part, entries, profile, wide, place)
+            return spooled_part(part, entries, profile, wide, place, now)
 
         if jobs > 1 and can_fork():
             parts = each_result(users, jobs, spooled, progress, cancelled)
@@ -165,6 +168,7 @@ def plan_streamed(
         join_stream(spool.parts(), ids, now, wide, order),
         spool.kept,
         spool.prints,
+        spool.latest,
     )
 
 
@@ -195,13 +199,15 @@ def spooled_part(
     profile: Profile,
     wide: StoreWide,
     place: Mapping[int, int],
+    now: datetime | None = None,
 ) -> Spooled:
     """One user's part held by the guard and counted, its actions' keys in key order, and
     those actions as the spool's pieces (where the user was planned: a worker, or this
-    process)."""
+    process), with their `RowHints` when the plan's `now` is given."""
     summary = finish_user(part, entries, profile, wide)
     records = in_key_order(part)
-    encoded = encode((a for _, a, _ in records), place)
+    hints = None if now is None else RowHints(now, profile.to_dict())
+    encoded = encode((a for _, a, _ in records), place, hints)
     pieces = [
         dumps([(e, seeds) for (_, _, seeds), e in zip(piece, coded, strict=True)])
         for at in range(0, len(records), CHUNK)
@@ -225,6 +231,7 @@ class Spool:
         self.pieces: list[list[tuple[int, int]]] = []  # per user: where each piece lies
         self.held: set[int] = set()  # the shared records read back (alive until the end)
         self.prints: dict[int, str] = {}  # the store entries' fingerprints read back
+        self.latest = Hints()
 
     def add(self, pieces: list[bytes]) -> None:
         """One user's pieces (key order)."""
@@ -243,7 +250,7 @@ class Spool:
         return [self._read(spans) for spans in self.pieces]
 
     def _read(self, spans: list[tuple[int, int]]) -> Iterator[Record]:
-        decoder = Decoder(self.memories, self.held, self.prints)
+        decoder = Decoder(self.memories, self.held, self.prints, self.latest)
         for start, end in spans:
             self.file.seek(start)
             piece = loads(self.file.read(end - start))

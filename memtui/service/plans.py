@@ -160,6 +160,7 @@ class Plans(Part):
             before=before,
             kept=plan.kept,
             prints=plan.prints,
+            hints=plan.hints,
         )
 
     def _inputs(

@@ -1,0 +1,65 @@
+"""What `memtui plan` prints for a plan of many actions: with `--out`, the first
+`LISTED_MOST` actions and a line saying how many more the file holds; without `--out` (the
+output is the plan) every action, whether the plan is made whole or streamed."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from memtui.cli.plans import LISTED_MOST
+from memtui.demo import make_demo_memories
+from memtui.stores.transfer import create_native_store
+from tests.conftest import CliResult
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+_ACTION_LINE = re.compile(r"^[ ?] *a\d+ ")
+
+
+def _store(tmp_path: Path) -> Path:
+    memories = make_demo_memories(900, 7, NOW)
+    memories = [m.with_(user_id=f"user-{n % 3}") for n, m in enumerate(memories)]
+    path = tmp_path / "store.json"
+    create_native_store(path, memories, now=NOW, kind="demo", reason="test")
+    return path
+
+
+def _action_lines(out: str) -> list[str]:
+    return [line for line in out.splitlines() if _ACTION_LINE.match(line)]
+
+
+@pytest.mark.parametrize("stream_from", [10**9, 0], ids=["whole", "streamed"])
+def test_a_plan_written_to_a_file_lists_its_first_actions_and_counts_the_rest(
+    stream_from: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cli: Callable[..., CliResult],
+) -> None:
+    import memtui.service.plans as plans
+
+    monkeypatch.setattr(plans, "STREAM_FROM", stream_from)
+    store, out = _store(tmp_path), tmp_path / "plan.json"
+    args = ("plan", store, "--profile", "longterm", "--now", "2026-12-01T00:00:00Z")
+    written = cli(*args, "--out", out)
+    assert written.code == 0, written.err
+    total = sum(json.loads(out.read_text())["summary"].values())
+    assert total > LISTED_MOST
+    listed = _action_lines(written.out)
+    assert [line.split()[0].lstrip("?") for line in listed[:3]] == ["a1", "a2", "a3"]
+    assert len(listed) == LISTED_MOST
+    assert f"… {total - LISTED_MOST:,} more actions in {out} (--json lists them all)" in (
+        written.out.splitlines()
+    )
+    assert written.out.rstrip().splitlines()[-1].startswith(f"plan written to {out}")
+
+    printed = cli(*args)
+    assert printed.code == 0, printed.err
+    everything = _action_lines(printed.out)
+    assert len(everything) == total
+    assert everything[:LISTED_MOST] == listed
+    assert "more actions in" not in printed.out
