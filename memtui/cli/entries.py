@@ -28,6 +28,10 @@ def _to_the_second(iso: str) -> str:
     return re.sub(r"\.\d+Z$", "Z", iso)
 
 
+SHOWN = 12
+"""Values of one count (users, categories, …) `stats` prints at most; `--json` has them all."""
+
+
 @command("stats", "counts by status, category, source and user", store=True, json=True)
 def cmd_stats(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
     from memtui.views import counted, store_stats
@@ -46,7 +50,10 @@ def cmd_stats(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int
         ("users", "users"),
     ):
         if stats[key]:
-            pairs = ", ".join(f"{one_line(str(k))} {v}" for k, v in stats[key].items())
+            counts = list(stats[key].items())  # most first
+            pairs = ", ".join(f"{one_line(str(k))} {v}" for k, v in counts[:SHOWN])
+            if len(counts) > SHOWN:
+                pairs += f" … and {len(counts) - SHOWN:,} more (--json lists them all)"
             print(f"  {label:<11} {pairs}")
     if stats["oldest"]:
         oldest, newest = (_to_the_second(stats[k]) for k in ("oldest", "newest"))
