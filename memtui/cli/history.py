@@ -78,6 +78,7 @@ def _check_undo(args: argparse.Namespace) -> None:
             help="undo the later transactions that changed the same entries too, as one",
         ),
     ),
+    by_user=lambda a: True,  # a table: undo reads the ledger's images, not the rows
 )
 def cmd_undo(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
     from memtui.views import entry_count, transaction_detail

@@ -302,6 +302,7 @@ def _check_apply(args: argparse.Namespace) -> None:
         arg("--skip", metavar="ID,...", help="leave these actions out"),
         arg("--yes", action="store_true", help="do not ask for confirmation"),
     ),
+    by_user=lambda a: True,  # a table: only the rows the plan names are read
 )
 def cmd_apply(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
     from memtui.views import counted, entry_count, kind_counts, transaction_record
@@ -325,10 +326,10 @@ def cmd_apply(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int
         if answer.strip().lower() not in ("y", "yes"):
             print("nothing applied", file=sys.stderr)
             return 1
-    before = sum(1 for m in store.memories() if m.visible)
+    before = svc.plans.visible(store)
     with _progress_line() as progress:
         tx = svc.plans.apply(store, plan, approved, progress)
-    after = sum(1 for m in store.memories() if m.visible)
+    after = svc.plans.visible(store)
     if args.json:
         emit_json(transaction_record(tx))
         return 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from memtui.engine.choices import EXPIRE_KINDS
@@ -73,19 +73,29 @@ def _going(action: Action, archive_line: float | None) -> str | None:
     return None
 
 
-def wholesale(
-    actions: Sequence[Action],
-    memories: Iterable[Memory],
-    archive_line: float | None,
-    only_user: bool | None = None,
-) -> list[Wholesale]:
-    """The users of whom the actions would take more than `SHARE` of the active entries out
-    of use, in the order of the store. `only_user`: whether the store has one user with active
-    entries (default: whether `memories` has; given when they are one user's of a store)."""
+ActiveCounts = Mapping[str | None, int]
+"""Each user's active entries, the users in the order of the store (of their first one)."""
+
+
+def active_counts(memories: Iterable[Memory]) -> ActiveCounts:
     active: Counter[str | None] = Counter()
     for m in memories:
         if m.status is Status.ACTIVE:
             active[m.user_id] += 1
+    return active
+
+
+def wholesale(
+    actions: Sequence[Action],
+    memories: Iterable[Memory] | ActiveCounts,
+    archive_line: float | None,
+    only_user: bool | None = None,
+) -> list[Wholesale]:
+    """The users of whom the actions would take more than `SHARE` of the active entries out
+    of use, in the order of the store. `memories`: the entries, or each user's active ones
+    counted (`active_counts`). `only_user`: whether the store has one user with active
+    entries (default: whether `memories` has; given when they are one user's of a store)."""
+    active = memories if isinstance(memories, Mapping) else active_counts(memories)
     going: dict[str | None, dict[str, str]] = {}
     for action in actions:
         verb = _going(action, archive_line)
@@ -102,7 +112,7 @@ def wholesale(
 
 def hold_wholesale(
     actions: Sequence[Action],
-    memories: Iterable[Memory],
+    memories: Iterable[Memory] | ActiveCounts,
     archive_line: float | None,
     only_user: bool | None = None,
 ) -> list[str]:

@@ -4,23 +4,34 @@ wording edited in the file is refused by its seals (`seals.py`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from memtui.engine.decay import DecayModel, slower_from
 from memtui.engine.decay import model as decay_model
 from memtui.engine.kinds import kind_of
 from memtui.engine.plan import Action, Plan
 from memtui.engine.similarity import pi_normalise
-from memtui.engine.wholesale import hold_wholesale, with_lines
+from memtui.engine.wholesale import ActiveCounts, active_counts, hold_wholesale, with_lines
 from memtui.errors import ConflictError, MemtuiError
 from memtui.model import MEMORY_FIELDS, Memory, Status, memory_values
+from memtui.planfile.absorb_rows import AbsorbRow
 from memtui.planfile.compact import PlanMismatch, expand
 from memtui.planfile.seals import Seals, check_seals
 from memtui.stores import MemoryStore
 from memtui.times import format_iso
 from memtui.traits import FormatTraits
+
+
+@runtime_checkable
+class ReadsRowsById(Protocol):
+    """A store that holds none of its rows (`PgTable`): a plan is checked against the rows it
+    names, read by id, and each user's active entries counted where the rows are."""
+
+    def rows_named(self, ids: Collection[str]) -> tuple[dict[str, Memory], ActiveCounts]: ...
+
+    def visible_count(self) -> int: ...
 
 
 def check_made_for(store: MemoryStore, plan: Plan) -> None:
@@ -47,7 +58,12 @@ def check_fits(
     store and refuse it unless it was made from this store as it is now and each action keeps
     its kind's and the format's rules; wording edited in its file is refused by its seals."""
     check_made_for(store, plan)
-    current = {m.id: m for m in store.memories()}
+    current: Mapping[str, Memory]
+    if isinstance(store, ReadsRowsById):
+        current, active = store.rows_named(_named(plan, pending))
+    else:
+        current = {m.id: m for m in store.memories()}
+        active = active_counts(current.values())
     try:
         stale, recomputed = ([], frozenset()) if pending is None else expand(plan, pending, current)
     except PlanMismatch as e:
@@ -76,7 +92,22 @@ def check_fits(
     # whatever the file says, a wholesale removal waits for a person's decision
     line = plan.params.get("archive_line")
     line = float(line) if isinstance(line, int | float) and not isinstance(line, bool) else None
-    plan.warnings = with_lines(plan.warnings, hold_wholesale(plan.actions, current.values(), line))
+    plan.warnings = with_lines(plan.warnings, hold_wholesale(plan.actions, active, line))
+
+
+def _named(plan: Plan, pending: Mapping[str, Any] | None) -> set[str]:
+    """Every entry id the plan's actions (and their compact records) name."""
+    ids = {t for a in plan.actions for t in a.targets}
+    ids.update(m.id for a in plan.actions for m in (*a.before, *a.after))
+    for raw in (pending or {}).values():
+        if isinstance(raw, list):
+            ids.add(str(raw[1]))
+        elif isinstance(raw, AbsorbRow):
+            ids.update(raw.entries)
+        elif isinstance(raw, dict):
+            ids.update(str(f[0]) for f in raw.get("found") or ())
+            ids.update(a for a in raw.get("after") or () if isinstance(a, str))
+    return ids
 
 
 _ALWAYS = frozenset({"updated_at", "version"})
@@ -89,7 +120,7 @@ def _action_problem(
     action: Action,
     plan: Plan,
     traits: FormatTraits,
-    current: dict[str, Memory],
+    current: Mapping[str, Memory],
     created: set[str],
 ) -> str | None:
     """What breaks the rules of its kind and of the store's format in one action, if anything

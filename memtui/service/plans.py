@@ -19,7 +19,7 @@ from memtui.engine.profiles import Profile
 from memtui.errors import MemtuiError
 from memtui.gcpause import gc_paused
 from memtui.model import Memory, Status
-from memtui.planfile.checks import check_made_for
+from memtui.planfile.checks import ReadsRowsById, check_made_for
 from memtui.service.base import Part, embeddings_folder
 from memtui.service.parallel_plan import plan_in_parallel
 from memtui.service.pg_plan import ReadByUser, plan_by_user
@@ -299,6 +299,13 @@ class Plans(Part):
         """`plan_bytes(plan, version, indent=False)` in pieces, each whole UTF-8 text (for
         printing a big plan without holding it all twice)."""
         return planfile.json_parts(plan, version)
+
+    def visible(self, store: MemoryStore) -> int:
+        """How many entries the store shows (a table read by id counts its rows where they
+        are)."""
+        if isinstance(store, ReadsRowsById):
+            return store.visible_count()
+        return sum(1 for m in store.memories() if m.visible)
 
     def apply(
         self,

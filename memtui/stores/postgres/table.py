@@ -11,7 +11,7 @@ work, once per plan).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,8 +20,8 @@ from psycopg import sql
 
 from memtui.errors import MemtuiError, StoreFormatError
 from memtui.gcpause import gc_paused
-from memtui.model import Memory
-from memtui.stores.postgres import reading
+from memtui.model import HIDDEN_STATUSES, Memory
+from memtui.stores.postgres import reading, schema
 from memtui.stores.postgres.pg_store import _FETCH, PgStore, Stamp, _link_successors
 from memtui.stores.postgres.rows import Side
 from memtui.stores.postgres.shape import Shape
@@ -93,6 +93,93 @@ class PgTable(PgStore):
 
     def find(self, memory_id: str) -> Memory | None:
         raise self._unloaded()
+
+    def rows_named(self, ids: Collection[str]) -> tuple[dict[str, Memory], dict[str | None, int]]:
+        """The rows of these ids (an id no row has is left out), as a `PgStore` holds them
+        (linked to their successors), and each user's active rows counted (one `GROUP BY`,
+        the users in the order of their first active row), in one snapshot whose stamp the
+        table takes: what applying a plan reads of it. The rows are kept, for the commit."""
+        wanted = sorted({int(i) for i in ids if i.isdigit()})
+        memories: dict[str, Memory] = {}
+        conn = self._connection()
+        try:
+            with conn.transaction():
+                cur = conn.cursor(binary=True)
+                cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                self._check_table(cur)
+                self._stamp = self._read_stamp(cur)
+                query = sql.SQL("SELECT {} FROM {} AS t WHERE t.id = ANY(%s) ORDER BY t.id").format(
+                    self._shape.fast_select(), self._ident()
+                )
+                for start in range(0, len(wanted), _FETCH):
+                    batch = wanted[start : start + _FETCH]
+                    memory_of = reading.reader(self._read_sides(cur, batch))
+                    memories.update((m.id, m) for m in map(memory_of, cur.execute(query, [batch])))
+                successors = self._successors_of(cur, [int(i) for i in memories])
+                active = self._active_counts(cur)
+        except psycopg.Error as e:
+            raise MemtuiError(f"{self.path}: cannot read it: {self._why(e)}") from None
+        for old, new in successors.items():
+            memories[old] = memories[old].with_(superseded_by=new)
+        self._memories, self._tx_cache = memories, None
+        return dict(memories), active
+
+    def _successors_of(self, cur: psycopg.Cursor[Any], ids: list[int]) -> dict[str, str]:
+        """Of these rows, those another row supersedes: the highest such row's id (what
+        `_link_successors` gives linking every row in id order)."""
+        query = sql.SQL(
+            "SELECT o.old::text, max(s.id)::text FROM {} AS s "
+            "CROSS JOIN LATERAL unnest(s.supersedes) AS o(old) WHERE o.old = ANY(%s) GROUP BY 1"
+        ).format(self._ident())
+        return {str(old): str(new) for old, new in cur.execute(query, [ids])} if ids else {}
+
+    def visible_count(self) -> int:
+        """The rows a person is shown (not merged, superseded or deleted), counted now."""
+        conn = self._connection()
+        with self._asking("its rows"), conn.transaction():
+            return self._counted(conn.cursor())[1]
+
+    def _active_counts(self, cur: psycopg.Cursor[Any]) -> dict[str | None, int]:
+        return self._counted(cur)[0]
+
+    def _counted(self, cur: psycopg.Cursor[Any]) -> tuple[dict[str | None, int], int]:
+        """Each user's rows `reading.reader` reads as active, the users in the order of
+        their first (one `GROUP BY`); and the rows a person is shown."""
+        quarantined = self._shape._cast("quarantined") or "quarantined"
+        side, params = "NULL::text", []
+        join: sql.Composable = sql.SQL("")
+        if self._exists(cur, schema.ENTRY):
+            side, params = "nullif(e.status, '')", [self.table]
+            on = " LEFT JOIN {} AS e ON e.store_table = %s AND e.memory_id = t.id"
+            join = sql.SQL(on).format(sql.Identifier(schema.ENTRY))
+        # reading.reader's status, in SQL
+        status = (
+            f"CASE WHEN t.deleted_at IS NOT NULL THEN "
+            f"CASE WHEN {side} = 'merged' THEN 'merged' ELSE 'deleted' END "
+            f"WHEN coalesce(t.{quarantined}, false) THEN 'quarantined' "
+            f"WHEN {side} IS NOT NULL AND {side} <> 'merged' THEN {side} "
+            "WHEN coalesce(t.superseded, false) THEN 'superseded' ELSE 'active' END"
+        )
+        hidden = ", ".join(f"'{s.value}'" for s in HIDDEN_STATUSES)
+        query = sql.SQL(
+            "SELECT u, count(*) FILTER (WHERE st = 'active'), "
+            "count(*) FILTER (WHERE st NOT IN ({hidden})), min(id) FILTER (WHERE st = 'active') "
+            "FROM (SELECT {key} AS u, {status} AS st, t.id FROM {table} AS t{join}) AS r "
+            "GROUP BY 1 ORDER BY 4 NULLS LAST"
+        ).format(
+            hidden=sql.SQL(hidden),
+            key=sql.SQL(USER_KEY),
+            status=sql.SQL(status),
+            table=self._ident(),
+            join=join,
+        )
+        active: dict[str | None, int] = {}
+        visible = 0
+        for user, live, shown, _ in cur.execute(query, params):
+            if live:
+                active[str(user)] = int(live)
+            visible += int(shown)
+        return active, visible
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[TableSnapshot]:
