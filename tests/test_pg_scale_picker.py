@@ -178,3 +178,26 @@ async def test_escape_clears_what_was_typed_then_leaves(table: str, small_pick: 
         await pilot.press("escape")
         await pilot.pause()
         assert not app.is_running and app.store is None
+
+
+def test_the_legacy_user_opens_the_rows_the_picker_counts(
+    pg_server: PgServer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rows of no user and of an empty user id are both 'legacy', in the picker and open."""
+    monkeypatch.setattr("memtui.service.pg_users.PICK_FROM", 3)
+    import psycopg
+
+    dsn = pg_server.create_database()
+    with psycopg.connect(dsn) as conn:
+        for user in (None, None, "", "", "legacy", "u1"):
+            conn.execute(
+                "INSERT INTO long_term_memory (user_id, content) VALUES (%s, %s)",
+                [user, f"a note of {user!r}"],
+            )
+    svc = Service()
+    picked = svc.pg_users.to_pick(dsn)
+    assert picked is not None
+    assert {u.user: u.rows for u in picked.users} == {"legacy": 5, "u1": 1}
+    opened = svc.stores.open(svc.pg_users.for_user(dsn, "legacy"))
+    assert len(opened) == 5 and {m.user_id for m in opened.memories()} == {"legacy"}

@@ -169,7 +169,9 @@ class PgStore(LedgerViews):
     def _user_filter(self) -> tuple[sql.Composable, list[Any]]:
         if self.location.user is None:
             return sql.SQL(""), []
-        return sql.SQL(" WHERE coalesce(user_id, 'legacy') = %s"), [self.location.user]
+        # as rows are read: no user or an empty one is 'legacy' (reading.py)
+        where = " WHERE coalesce(nullif(user_id, ''), 'legacy') = %s"
+        return sql.SQL(where), [self.location.user]
 
     def _exists(self, cur: psycopg.Cursor[Any], name: str) -> bool:
         found = cur.execute("SELECT to_regclass(%s) IS NOT NULL", [name]).fetchone()
