@@ -95,6 +95,11 @@ async def merge(pilot: Pilot) -> None:
     _mark_two_of_one_user(pilot)
     await pilot.press("m")
     await pilot.pause(0.2)
+    for _ in range(200):  # the preview follows the text after a quiet moment (a timer)
+        if getattr(pilot.app.screen, "_preview_timer", None) is None:
+            break
+        await pilot.pause(0.05)
+    await settle(pilot)
 
 
 async def decay(pilot: Pilot) -> None:
