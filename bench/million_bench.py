@@ -18,8 +18,9 @@ baseline beside it on the same machine load.
 
 Each line: wall seconds; CPU seconds (user + system of the process and its children); the peak
 RSS of the largest single process (GNU time's maxrss, which covers reaped workers); the peak of
-the process tree's summed RSS (sampled every 0.2 s from /proc: the parent and its workers
-together) with how many processes were alive then; and the load average before and after.
+the process tree's summed PSS (sampled every 0.5 s from /proc/PID/smaps_rollup: the parent
+and its workers together, shared copy-on-write pages counted once) with how many processes
+were alive then; and the load average before and after.
 
 Everything is written to a temporary folder that is removed at the end (1M entries are a
 360 MB store and plans of 150-300 MB), or to `--keep DIR`, which is kept.
@@ -48,20 +49,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from before_tree import unpack
 from pairs_bench import ENV, ROOT
 
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
 
 @dataclass
 class Figures:
     wall: float
     cpu: float
     peak: float  # MB, the largest single process
-    tree: float  # MB, the largest sampled sum over the process tree
+    tree: float  # MB, the largest sampled PSS sum over the process tree
     procs: int  # processes alive at that sample
 
 
 def _tree_rss(root: int) -> tuple[float, int]:
-    """Summed RSS (MB) of `root` and its descendants, and how many they are."""
+    """Summed PSS (MB) of `root` and its descendants, and how many they are. PSS, not RSS:
+    forked workers share the parent's pages (copy on write), which RSS would count in each."""
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -78,13 +78,15 @@ def _tree_rss(root: int) -> tuple[float, int]:
             if ppid in members and pid not in members:
                 members.add(pid)
                 grew = True
-    total = 0
+    total_kb = 0
     for pid in members:
         try:
-            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
         except OSError:
             continue
-    return total / 2**20, len(members)
+        pss = next((x for x in rollup.splitlines() if x.startswith("Pss:")), "Pss: 0 kB")
+        total_kb += int(pss.split()[1])
+    return total_kb / 1024, len(members)
 
 
 class TreeSampler(threading.Thread):
@@ -96,7 +98,7 @@ class TreeSampler(threading.Thread):
         self.done = threading.Event()
 
     def run(self) -> None:
-        while not self.done.wait(0.2):
+        while not self.done.wait(0.5):
             rss, count = _tree_rss(self.root)
             if rss > self.peak:
                 self.peak, self.procs = rss, count
@@ -118,7 +120,6 @@ def measure(args: list[str], env: dict[str, str], cwd: Path) -> Figures:
     if code:
         raise subprocess.CalledProcessError(code, args)
     user, system, peak_kb = (float(x) for x in fields[-3:])
-    # the tree includes /usr/bin/time itself (~2 MB): left in, it is noise at these sizes
     return Figures(wall, user + system, peak_kb / 1024, sampler.peak, sampler.procs)
 
 
@@ -129,7 +130,7 @@ def load() -> str:
 def line(label: str, fig: Figures, before: str, note: str = "") -> None:
     print(
         f"{label:<44} {fig.wall:>7.1f} s {fig.cpu:>7.1f} s cpu {fig.peak:>7.0f} MB"
-        f" {fig.tree:>7.0f} MB tree ({fig.procs} procs)  load {before} -> {load()}  {note}",
+        f" {fig.tree:>7.0f} MB tree pss ({fig.procs} procs)  load {before} -> {load()}  {note}",
         flush=True,
     )
 
