@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from before_tree import branch_point
 from pairs_bench import ENV, ROOT, make_store
 from plan_scale_bench import run
 
@@ -47,12 +48,7 @@ def main() -> None:
     parser.add_argument("--keep", help="use (and keep) this folder instead of a temporary one")
     args = parser.parse_args()
     if args.before is None:
-        args.before = subprocess.run(
-            ["git", "-C", str(ROOT), "merge-base", "HEAD", "main"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()[:12]
+        args.before = branch_point()
     folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="memtui-applyscale-"))
     folder.mkdir(parents=True, exist_ok=True)
     try:

@@ -21,6 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from before_tree import branch_point
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "realistic-store.json"
 
@@ -46,13 +50,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     opts = parser.parse_args()
     if opts.base is None:
-        found = subprocess.run(
-            ["git", "-C", str(ROOT), "merge-base", "HEAD", "main"],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        opts.base = found.stdout.strip()[:12]
+        opts.base = branch_point()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         base = work / "base"

@@ -29,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from before_tree import branch_point
 from pairs_bench import ROOT, make_store
 from plan_scale_bench import best, run
 
@@ -44,12 +45,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs of each (best time shown)")
     args = parser.parse_args()
     if args.before is None:
-        args.before = subprocess.run(
-            ["git", "-C", str(ROOT), "merge-base", "HEAD", "main"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()[:12]
+        args.before = branch_point()
     folder = Path(tempfile.mkdtemp(prefix="memtui-planjobs-"))
     try:
         before = folder / "before"

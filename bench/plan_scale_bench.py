@@ -41,6 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from before_tree import branch_point
 from pairs_bench import ENV, ROOT, make_store
 
 _READ_BACK = (
@@ -113,12 +114,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.before is None:
-        args.before = subprocess.run(
-            ["git", "-C", str(ROOT), "merge-base", "HEAD", "main"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()[:12]
+        args.before = branch_point()
     folder = Path(tempfile.mkdtemp(prefix="memtui-planscale-"))
     try:
         before = folder / "before"

@@ -60,16 +60,26 @@ class PgTable(PgStore):
     Asking it for its entries (`memories`, `get`, `find`) is refused: open a `PgStore`."""
 
     def reload(self) -> None:
+        with self._stamped():
+            pass
+        self._memories, self._tx_cache, self._counters = {}, None, None
+
+    @contextlib.contextmanager
+    def _stamped(
+        self, *, binary: bool = False
+    ) -> Iterator[tuple[psycopg.Connection[Any], psycopg.Cursor[Any]]]:
+        """One REPEATABLE READ READ ONLY transaction on the table, its stamp taken first (the
+        state everything read in it belongs to); a server's error is one line."""
         conn = self._connection()
         try:
             with conn.transaction():
-                cur = conn.cursor()
+                cur = conn.cursor(binary=binary)
                 cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 self._check_table(cur)
                 self._stamp = self._read_stamp(cur)
+                yield conn, cur
         except psycopg.Error as e:
             raise MemtuiError(f"{self.path}: cannot read it: {self._why(e)}") from None
-        self._memories, self._tx_cache, self._counters = {}, None, None
 
     def _check_table(self, cur: psycopg.Cursor[Any]) -> None:
         if not self._exists(cur, self.table):
@@ -101,24 +111,16 @@ class PgTable(PgStore):
         table takes: what applying a plan reads of it. The rows are kept, for the commit."""
         wanted = sorted({int(i) for i in ids if i.isdigit()})
         memories: dict[str, Memory] = {}
-        conn = self._connection()
-        try:
-            with conn.transaction():
-                cur = conn.cursor(binary=True)
-                cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                self._check_table(cur)
-                self._stamp = self._read_stamp(cur)
-                query = sql.SQL("SELECT {} FROM {} AS t WHERE t.id = ANY(%s) ORDER BY t.id").format(
-                    self._shape.fast_select(), self._ident()
-                )
-                for start in range(0, len(wanted), _FETCH):
-                    batch = wanted[start : start + _FETCH]
-                    memory_of = reading.reader(self._read_sides(cur, batch))
-                    memories.update((m.id, m) for m in map(memory_of, cur.execute(query, [batch])))
-                successors = self._successors_of(cur, [int(i) for i in memories])
-                active = self._active_counts(cur)
-        except psycopg.Error as e:
-            raise MemtuiError(f"{self.path}: cannot read it: {self._why(e)}") from None
+        with self._stamped(binary=True) as (_, cur):
+            query = sql.SQL("SELECT {} FROM {} AS t WHERE t.id = ANY(%s) ORDER BY t.id").format(
+                self._shape.fast_select(), self._ident()
+            )
+            for start in range(0, len(wanted), _FETCH):
+                batch = wanted[start : start + _FETCH]
+                memory_of = reading.reader(self._read_sides(cur, batch))
+                memories.update((m.id, m) for m in map(memory_of, cur.execute(query, [batch])))
+            successors = self._successors_of(cur, [int(i) for i in memories])
+            active = self._active_counts(cur)
         for old, new in successors.items():
             memories[old] = memories[old].with_(superseded_by=new)
         self._memories, self._tx_cache = memories, None
@@ -184,16 +186,8 @@ class PgTable(PgStore):
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[TableSnapshot]:
         """One consistent state of the table to read (the stamp it has is the plan's)."""
-        conn = self._connection()
-        try:
-            with conn.transaction():
-                cur = conn.cursor()
-                cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                self._check_table(cur)
-                self._stamp = self._read_stamp(cur)
-                yield TableSnapshot(self, conn, self._stamp, self._read_sides(cur, None))
-        except psycopg.Error as e:
-            raise MemtuiError(f"{self.path}: cannot read it: {self._why(e)}") from None
+        with self._stamped() as (conn, cur):
+            yield TableSnapshot(self, conn, self._stamp, self._read_sides(cur, None))
 
 
 class TableSnapshot:
