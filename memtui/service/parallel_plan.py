@@ -165,8 +165,10 @@ def each_result(
         jobs, mp_context=multiprocessing.get_context("fork"), initializer=_worker_start
     )
     finished = False
+    results_in_order = pool.map(_run_chunk, range(len(_CHUNKS)))  # the workers start here
+    workers = _workers(pool)  # kept: the pool forgets them once one has died
     try:
-        for found in pool.map(_run_chunk, range(len(_CHUNKS))):
+        for found in results_in_order:
             results: list[T] = pickle.loads(found)
             done += len(results)
             yield from results
@@ -177,12 +179,12 @@ def each_result(
         finished = True
     except BrokenProcessPool:
         raise MemtuiError(
-            f"a planning worker process ended before its users were planned{_how(pool)}; "
+            f"a planning worker process ended before its users were planned{_how(workers)}; "
             "nothing was written (too little memory? try --jobs 1)"
         ) from None
     finally:
         if not finished:
-            _stop(pool)  # no worker goes on planning users nobody waits for
+            _stop(workers)  # no worker goes on planning users nobody waits for
         pool.shutdown(wait=True, cancel_futures=True)
         gc.unfreeze()
         _EACH, _USERS, _CHUNKS = None, [], []
@@ -193,8 +195,10 @@ def _workers(pool: ProcessPoolExecutor) -> list[multiprocessing.process.BaseProc
     return list((getattr(pool, "_processes", None) or {}).values())
 
 
-def _how(pool: ProcessPoolExecutor) -> str:
-    codes = [p.exitcode for p in _workers(pool) if p.exitcode]
+def _how(workers: list[multiprocessing.process.BaseProcess]) -> str:
+    for process in workers:
+        process.join(1.0)  # the pool ends the others; their codes settle
+    codes = [p.exitcode for p in workers if p.exitcode]
     if not codes:
         return ""
     # the pool ends the other workers with SIGTERM once one is gone: name the first cause
@@ -207,8 +211,8 @@ def _how(pool: ProcessPoolExecutor) -> str:
     return f" (exit status {code})"
 
 
-def _stop(pool: ProcessPoolExecutor) -> None:
-    for process in _workers(pool):
+def _stop(workers: list[multiprocessing.process.BaseProcess]) -> None:
+    for process in workers:
         if process.is_alive():
             process.terminate()
 
