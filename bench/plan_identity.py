@@ -8,7 +8,7 @@ digest per (store, profile): run it before and after a planner change and compar
     diff after.txt by-user.txt                   # nothing: the same plans
     python bench/plan_identity.py --jobs 2 > jobs.txt            # in two worker processes
     python bench/plan_identity.py --streamed --jobs 2 > streamed.txt  # as `memtui plan`
-                                                 # streams a big store (spooled, joined)
+                                                 # streams a big store (user by user)
     python bench/plan_identity.py --file ...     # also the digest of the version-2 file
                                                  # (streamed: as `memtui plan --out` writes it)
 """
@@ -28,7 +28,7 @@ from memtui import planfile
 from memtui.demo.generate import make_demo_memories
 from memtui.engine.planner import make_plan, plan_each_user
 from memtui.engine.profiles import PROFILE_NAMES, get_profile
-from memtui.planfile.streaming import PlanWriter, pieces
+from memtui.planfile.streaming import PlanWriter, tee
 from memtui.service.parallel_plan import plan_in_parallel
 from memtui.service.plan_stream import plan_streamed
 from memtui.stores import open_store
@@ -65,10 +65,11 @@ def _streamed(memories: list, profile: Any, now: datetime, **options: Any) -> An
     actions: list = []
     if "--file" not in sys.argv:
         return dataclasses.replace(plan.head, actions=list(plan.actions))
-    # as `memtui plan --out` writes it (an older checkout has no hints)
-    more = {"hints": plan.hints} if getattr(plan, "hints", None) is not None else {}
-    writer = PlanWriter(plan.head, plan.summary, 2, kept=plan.kept, prints=plan.prints, **more)
-    file = b"".join(pieces(writer, _kept(plan.actions, actions)))
+    # as `memtui plan --out` writes it
+    writer = PlanWriter(plan.head, 2, by_user=plan.by_user, prints=plan.prints, hints=plan.hints)
+    parts: list[bytes] = []
+    tee(_kept(plan.actions, actions), [(writer, parts.append)], lambda: plan.summary)
+    file = b"".join(parts)
     whole = dataclasses.replace(plan.head, actions=actions)
     _FILES[id(whole)] = file
     return whole

@@ -4,7 +4,9 @@
 user at a time) and `--jobs 2` (two worker processes), each as a whole process (start-up,
 opening and writing included; peak memory from /usr/bin/time: the largest single process,
 so with `--jobs 2` the parent or one worker; CPU = user + system of the process and its
-workers). The plan files must be byte-identical.
+workers). The plan files of `--jobs 1` and `--jobs 2` must be byte-identical; the previous
+code's must say the same counts and warnings (before 2026-12-02 its actions came step by step
+across users, since then user by user).
 
     python bench/plan_jobs_bench.py [--entries 100000] [--users 100] [--before REF] [--repeat N]
 
@@ -21,6 +23,7 @@ planning: writing the plan as it is made, user by user, is what would bring it d
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
@@ -78,11 +81,20 @@ def bench(folder: Path, before: Path, args: argparse.Namespace) -> None:
                 runs[f"jobs{jobs}"].append(
                     run([*plan, str(out), *profile_args, "--jobs", jobs], ROOT)
                 )
-        reference = files["before"].read_bytes()
+        reference = files["jobs1"].read_bytes()
         for name, timings in runs.items():
-            same = "yes (same file)" if files[name].read_bytes() == reference else "NO"
+            if name == "before":  # older code may order the actions otherwise
+                same = "same counts" if _counts(files[name]) == _counts(files["jobs1"]) else "NO"
+            else:
+                same = "yes (same file)" if files[name].read_bytes() == reference else "NO"
             label = name if name == "before" else f"--jobs {name[-1]}"
             print(f"{profile:<10}{label:<10}{best(timings)}  {same}")
+
+
+def _counts(path: Path) -> tuple[object, object]:
+    """What a plan file says it does: its summary and warnings (in any order of actions)."""
+    data = json.loads(path.read_bytes())
+    return data["summary"], sorted(data.get("warnings", []))
 
 
 if __name__ == "__main__":

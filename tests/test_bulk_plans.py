@@ -64,7 +64,8 @@ WORDS = [
 
 def _roomy_items(tmp_path: Path) -> Path:
     """items.jsonl with a dozen recent, important entries per user, so that its expiries stay
-    under the wholesale guard's fifth of a user's entries (engine/wholesale.py)."""
+    under the wholesale guard's fifth of a user's entries (engine/wholesale.py), and two more
+    stale entries of u1's, so that one user's expiries share a record."""
     fixture = Path(__file__).parent / "fixtures" / "items.jsonl"
     lines = fixture.read_text().splitlines()
     for n, word in enumerate(WORDS):
@@ -81,6 +82,9 @@ def _roomy_items(tmp_path: Path) -> Path:
             "updated_at": "0001-01-01T00:00:00Z",
         }
         lines.append(json.dumps(record))
+    for n, words in enumerate(["quince ecniuq", "sorrel lerros"]):  # two more stale ones of u1's
+        stale = {**json.loads(lines[6]), "id": 200 + n, "content": words}
+        lines.append(json.dumps(stale))
     store = tmp_path / "items.jsonl"
     store.write_text("\n".join(lines) + "\n")
     return store
@@ -100,8 +104,13 @@ def _plan(cli: Cli, store: Path, out: Path, *extra: str) -> dict[str, Any]:
     return data
 
 
+def _expiry_records(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    return [a for a in plan["actions"] if a.get("bulk") and a["kind"] == "expire"]
+
+
 def _expiry_record(plan: dict[str, Any]) -> dict[str, Any]:
-    return next(a for a in plan["actions"] if a.get("bulk") and a["kind"] == "expire")
+    """The expiry record with the most rows (a plan has one per user and rule)."""
+    return max(_expiry_records(plan), key=lambda r: len(r["rows"]))
 
 
 def test_the_expiries_of_a_rule_share_one_record_with_a_row_each(
@@ -114,18 +123,23 @@ def test_the_expiries_of_a_rule_share_one_record_with_a_row_each(
     # an expiry that needs a decision (a once-important fact) keeps a full record
     expiries = [a for a in full["actions"] if a["kind"] == "expire" and not a["needs_decision"]]
     assert expiries
-    record = _expiry_record(compact)
-    assert record["columns"] == [
-        "action",
-        "entry",
-        "fingerprint",
-        "after",
-        "age_days",
-        "importance",
-    ]
-    assert [row[0] for row in record["rows"]] == [a["id"] for a in expiries]
-    assert [row[1] for row in record["rows"]] == [a["targets"][0] for a in expiries]
-    assert [row[3] for row in record["rows"]] == [(a["depends_on"] or [None])[0] for a in expiries]
+    # one record per user and rule (the plan has each user's actions together)
+    records = _expiry_records(compact)
+    assert len(records) == len({(a["before"][0]["user_id"], a["rule"]) for a in expiries}) == 2
+    rows = [row for r in records for row in r["rows"]]
+    assert max(len(r["rows"]) for r in records) > 1
+    for record in records:
+        assert record["columns"] == [
+            "action",
+            "entry",
+            "fingerprint",
+            "after",
+            "age_days",
+            "importance",
+        ]
+    assert [row[0] for row in rows] == [a["id"] for a in expiries]
+    assert [row[1] for row in rows] == [a["targets"][0] for a in expiries]
+    assert [row[3] for row in rows] == [(a["depends_on"] or [None])[0] for a in expiries]
     full_records = [a for a in compact["actions"] if a["kind"] == "expire" and not a.get("bulk")]
     assert [a["needs_decision"] for a in full_records] == [True]
     again = planfile.load(str(v2), Store.open(store_path), Service().plans.seal_key())

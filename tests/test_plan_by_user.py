@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from itertools import groupby
 from pathlib import Path
 
 import pytest
@@ -53,8 +54,11 @@ def test_a_plan_made_user_by_user_is_the_whole_store_plan(profile: str) -> None:
     memories = _in_turn(1500, 6)
     whole = make_plan(memories, get_profile(profile), PLAN_NOW)
     joined = _joined(memories, profile)
-    users = [a.before[0].user_id for a in whole.actions]
-    assert len(set(users)) == 6 and users != sorted(users)  # the users interleave
+    # every step's actions would interleave the users: the plan has each user's together
+    assert [u for u, _ in groupby(a.before[0].user_id for a in whole.actions)] == [
+        f"user-{n}" for n in range(6)
+    ]
+    assert [a.id for a in whole.actions] == [f"a{n}" for n in range(1, len(whole.actions) + 1)]
     assert joined.to_dict() == whole.to_dict()
 
 
@@ -82,9 +86,13 @@ def test_generated_multi_user_stores_plan_the_same(
     memories = [m.with_(user_id=f"u{(i * 7 + seed) % users}") for i, m in enumerate(memories)]
     whole = make_plan(memories, get_profile(profile), PLAN_NOW)
     assert plan_each_user(memories, get_profile(profile), PLAN_NOW).to_dict() == whole.to_dict()
-    # no action touches two users' entries
+    # no action touches two users' entries; each user's actions come together, the users in
+    # the order the store has them
     for action in whole.actions:
         assert len({m.user_id for m in [*action.before, *action.after]}) == 1
+    runs = [u for u, _ in groupby(a.before[0].user_id for a in whole.actions)]
+    in_store = list(dict.fromkeys(m.user_id for m in memories))
+    assert runs == [u for u in in_store if u in runs]
 
 
 @pytest.mark.parametrize("profile", ["longterm", "default"])

@@ -18,8 +18,8 @@ from memtui.demo.generate import make_demo_memories
 from memtui.engine.planner import make_plan
 from memtui.engine.profiles import get_profile
 from memtui.model import Memory
-from memtui.planfile.streaming import PlanWriter, pieces
-from memtui.service.plan_stream import plan_streamed
+from memtui.planfile.streaming import PlanWriter, tee
+from memtui.service.plan_stream import StreamedPlan, plan_streamed
 from memtui.stores import open_store
 from memtui.stores.formats.longterm import LongtermFormat
 from memtui.traits import OWN_IDS, IdStyle
@@ -39,17 +39,23 @@ def _streamed(
 ) -> bytes:
     ids = LongtermFormat.traits.ids if profile == "longterm" else OWN_IDS
     sp = plan_streamed(memories, get_profile(profile), PLAN_NOW, ids=ids, jobs=jobs, store="s")
+    return _file(sp, version, indent, key)
+
+
+def _file(sp: StreamedPlan, version: int, indent: bool = False, key: bytes | None = None) -> bytes:
+    """The file `memtui plan --out` writes of the streamed plan."""
     writer = PlanWriter(
         sp.head,
-        sp.summary,
         version,
         indent=indent,
         seal_key=key,
-        kept=sp.kept,
+        by_user=sp.by_user,
         prints=sp.prints,
         hints=sp.hints,
     )
-    return b"".join(pieces(writer, sp.actions))
+    out: list[bytes] = []
+    tee(sp.actions, [(writer, out.append)], lambda: sp.summary)
+    return b"".join(out)
 
 
 def _whole(
@@ -91,8 +97,7 @@ def test_fixture_stores_stream_their_plan_files(name: str) -> None:
             sp = plan_streamed(
                 store.memories(), get_profile(profile), PLAN_NOW, ids=store.traits.ids
             )
-            writer = PlanWriter(sp.head, sp.summary, version, seal_key=KEY)
-            got = b"".join(pieces(writer, sp.actions))
+            got = _file(sp, version, indent=True, key=KEY)
             assert got == planfile.to_bytes(plan, version, seal_key=KEY), (profile, version)
 
 

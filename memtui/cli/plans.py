@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -113,6 +114,14 @@ LISTED_MOST = 200
 every action); without `--out` every action is listed, since the output is the plan."""
 
 
+def _action_line(action: Action) -> str:
+    from memtui.views import action_subject, shorten
+
+    mark = "?" if action.needs_decision else " "
+    subject = shorten(one_line(action_subject(action)), 50)
+    return f"{mark}{action.id:>6} {action.kind:<9} {subject}  · {one_line(action.reason)}"
+
+
 def _more(count: int, out: str) -> None:
     if count > LISTED_MOST:
         print(f"… {count - LISTED_MOST:,} more actions in {out} (--json lists them all)")
@@ -172,7 +181,6 @@ def _check_plan(args: argparse.Namespace) -> None:
 def cmd_plan(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
     from memtui.service.base import parse_time
     from memtui.service.plans import LlmRequest, plan_summary
-    from memtui.views import action_subject, shorten
 
     now = usage_checked(lambda: parse_time(args.now, "--now")) if args.now else None
     profile = svc.profiles.profile(store, args.profile)
@@ -204,9 +212,7 @@ def cmd_plan(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
         print(f"model {llm['model']}: {llm['calls']} requests ({', '.join(llm['strategies'])})")
     shown = plan.actions[:LISTED_MOST] if args.out else plan.actions
     for action in shown:
-        mark = "?" if action.needs_decision else " "
-        subject = shorten(one_line(action_subject(action)), 50)
-        print(f"{mark}{action.id:>6} {action.kind:<9} {subject}  · {one_line(action.reason)}")
+        print(_action_line(action))
     if args.out:
         _more(len(plan.actions), args.out)
         print(f"plan written to {args.out}; apply it with: memtui apply {plan.store} {args.out}")
@@ -223,7 +229,6 @@ def _plan_streamed(
     """`memtui plan` written and printed as the users' parts stream (service/plan_stream.py):
     the same file and output as the whole plan's, in less memory."""
     from memtui.service.plans import plan_summary
-    from memtui.views import action_subject, shorten
 
     plan = svc.plans.plan_stream(store, profile, now=now, embeddings=args.embed, jobs=args.jobs)
     for line in svc.notices():
@@ -239,25 +244,25 @@ def _plan_streamed(
         sys.stdout.write("\n")
         return 0
 
-    def head() -> None:
+    most = LISTED_MOST if args.out else None
+    count = 0
+    # the summary is known once every user is planned, and comes first: the lines wait here
+    with tempfile.SpooledTemporaryFile(1 << 23, "w+", encoding="utf-8", newline="\n") as lines:
+
+        def listed(action: Action) -> None:
+            nonlocal count
+            count += 1
+            if most is None or count <= most:
+                lines.write(_action_line(action) + "\n")
+
+        svc.plans.write_stream(plan, args.out, version, each=listed)
         print(plan_summary(plan))
         similarity = plan.head.params.get("similarity") or {}
         if similarity.get("model"):
             print(f"similarity {similarity['method']} (model {similarity['model']})")
-
-    most = LISTED_MOST if args.out else None
-    count = 0
-
-    def listed(action: Action) -> None:
-        nonlocal count
-        count += 1
-        if most is not None and count > most:
-            return
-        mark = "?" if action.needs_decision else " "
-        subject = shorten(one_line(action_subject(action)), 50)
-        print(f"{mark}{action.id:>6} {action.kind:<9} {subject}  · {one_line(action.reason)}")
-
-    svc.plans.write_stream(plan, args.out, version, each=listed, before=head)
+        sys.stdout.flush()
+        lines.seek(0)
+        shutil.copyfileobj(lines, sys.stdout)
     if args.out:
         _more(count, args.out)
         print(

@@ -123,7 +123,9 @@ class Plan:
         return self.file_fields([a.to_dict(_memo(plan_record)) for a in self.actions])
 
     def file_fields(self, actions: list[Any], version: int = PLAN_VERSION) -> dict[str, Any]:
-        """The plan file's fields around `actions` (as a file of `version` holds them)."""
+        """The plan file's fields around `actions` (as a file of `version` holds them): what
+        comes before the actions is known before planning, what comes after them once every
+        user is planned (a streamed plan writes its actions as they come)."""
         out = {
             "format": PLAN_FORMAT,
             "version": version,
@@ -133,8 +135,8 @@ class Plan:
             "profile": self.profile,
             "now": format_iso(self.now),
             "params": self.params,
-            **({"warnings": list(self.warnings)} if self.warnings else {}),
             "actions": actions,
+            **({"warnings": list(self.warnings)} if self.warnings else {}),
             "summary": self.summary,
         }
         if self.health:

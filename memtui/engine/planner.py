@@ -9,12 +9,10 @@ dependencies.
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import repeat
 from typing import Any
 
 from memtui.engine.decay import DecayModel, decay_for, decay_for_store
@@ -46,11 +44,12 @@ __all__ = [
     "UserPlan",
     "UserSummary",
     "by_user",
+    "finish_head",
     "finish_user",
-    "join_stream",
+    "in_key_order",
+    "join_in_order",
     "join_users",
     "make_plan",
-    "merged_order",
     "plan_each_user",
     "plan_user",
     "plans_by_user",
@@ -110,7 +109,31 @@ def _make_plan(
         b.step = n
         step.run(run)
     report("done", 1.0)
+    if plans_by_user(profile):
+        b.actions = _in_user_order(b, memories, ids, now)
     return _plan_of(run, store, store_format, fingerprint)
+
+
+def _in_user_order(
+    b: Builder, memories: Sequence[Memory], ids: IdStyle, now: datetime
+) -> list[Action]:
+    """The whole store's actions as a plan made user by user has them: each user's in turn,
+    the users in the order they first appear, renumbered, their new ids drawn again in that
+    order (`join_in_order`)."""
+    rank = {user: n for n, user in enumerate(dict.fromkeys(m.user_id for m in memories))}
+    if len(rank) < 2:
+        return b.actions
+    seeds: dict[int, Seeds] = {}
+    for n, ident, members in b.seeds:
+        seeds.setdefault(n, []).append((ident, members))
+    parts: list[list[tuple[Action, Seeds]]] = [[] for _ in rank]
+    for n, action in enumerate(b.actions):
+        parts[rank[_user_of(action)]].append((action, seeds.get(n, [])))
+    return list(join_in_order(parts, ids, now, TakenIds.of(m.id for m in memories)))
+
+
+def _user_of(action: Action) -> str | None:
+    return (action.before or action.after)[0].user_id
 
 
 def _reporter(progress: Progress | None, cancelled: Callable[[], bool] | None) -> Progress:
@@ -248,32 +271,8 @@ def join_users(
     last_run: datetime | None = None,
     embeddings: Embeddings | None = None,
 ) -> Plan:
-    """The users' parts as one plan (their actions, renamed), in the order the whole-store
-    planner puts them, then the store-wide steps over it. The new ids are drawn again in that
-    order (`_same_ids`): two users may have drawn the same one, or numbered theirs alike."""
-    order = sorted(
-        (key, user, n) for user, part in enumerate(parts) for n, key in enumerate(part.keys)
-    )
-    numbers: list[dict[str, str]] = [{} for _ in parts]
-    rank: list[dict[int, int]] = [{} for _ in parts]
-    for number, (_, user, n) in enumerate(order, start=1):
-        numbers[user][parts[user].actions[n].id] = f"a{number}"
-        rank[user][n] = number
-    drawn = _same_ids(parts, rank, ids, now, wide)
-    actions = []
-    for _, user, n in order:  # the parts are this call's: their actions are renamed in place
-        action, names = parts[user].actions[n], numbers[user]
-        if FOLLOWS in action.details:
-            follows = [names[i] for i in action.details[FOLLOWS]]
-            action.details = {**action.details, FOLLOWS: follows}
-        if action.depends_on:
-            action.depends_on = sorted(
-                (names[d] for d in action.depends_on), key=lambda a: int(a[1:])
-            )
-        action.id = names[action.id]
-        if drawn[user]:
-            _rename(action, drawn[user])
-        actions.append(action)
+    """The users' parts as one plan (`join_in_order`), then the store-wide steps over it."""
+    actions = list(join_in_order(map(in_key_order, parts), ids, now, wide.taken))
     b = Builder((), ids, now, profile.cluster_max, taken=wide.taken)
     b.actions = actions
     if profile.method == "memtui":
@@ -336,20 +335,32 @@ def stream_head(
     profile: Profile,
     now: datetime,
     wide: StoreWide,
-    summaries: Iterable[UserSummary],
     *,
     store: str = "",
     store_format: str = "native",
     ids: IdStyle = OWN_IDS,
     fingerprint: str = "",
-    last_run: datetime | None = None,
     embeddings: Embeddings | None = None,
 ) -> Plan:
-    """The streamed plan without its actions: what its file says before and after them."""
+    """The streamed plan without its actions, as known before planning (`finish_head` adds
+    what the users' counts say)."""
     b = Builder((), ids, now, profile.cluster_max, taken=wide.taken)
     if profile.method == "memtui":
         b.embeddings = embeddings
     run = _run(b, memories, profile, now, wide.decay, _reporter(None, None))
+    return _plan_of(run, store, store_format, fingerprint)
+
+
+def finish_head(
+    head: Plan,
+    memories: Sequence[Memory],
+    profile: Profile,
+    now: datetime,
+    wide: StoreWide,
+    summaries: Iterable[UserSummary],
+    last_run: datetime | None = None,
+) -> None:
+    """The streamed plan's warnings and health, from every user's counts."""
     kinds: Counter[str] = Counter()
     warnings = []
     for summary in summaries:
@@ -357,104 +368,56 @@ def stream_head(
         if summary.warning is not None:
             warnings.append(summary.warning)
     if HEALTH in steps_for(profile):
-        run.health = health_figures(memories, kinds, now, wide.decay, last_run)
-    run.warnings = [line for _, line in sorted(warnings)]
-    return _plan_of(run, store, store_format, fingerprint)
+        head.health = health_figures(memories, kinds, now, wide.decay, last_run)
+    head.warnings = [line for _, line in sorted(warnings)]
 
 
 Seeds = list[tuple[str, tuple[str, ...]]]
-Sorted = Iterable[tuple[Place, Action, Seeds]]
-"""One user's actions in the order of their keys (then as made), each with the ids it drew."""
+"""The new ids an action drew, in the order drawn, each with the members it was drawn from."""
+Ordered = Iterable[tuple[Action, Seeds]]
+"""One user's actions in plan order, each with the ids it drew."""
 
 
-def in_key_order(part: UserPlan) -> list[tuple[Place, Action, Seeds]]:
-    """A user's part as `join_stream` takes it."""
+def in_key_order(part: UserPlan) -> list[tuple[Action, Seeds]]:
+    """A user's actions in the order of their keys (then as made): the whole-store plan's
+    order of that user's actions."""
     seeds: dict[int, Seeds] = {}
     for n, ident, members in part.seeds:
         seeds.setdefault(n, []).append((ident, members))
     order = sorted(range(len(part.actions)), key=lambda n: (part.keys[n], n))
-    return [(part.keys[n], part.actions[n], sorted(seeds.get(n, []))) for n in order]
+    return [(part.actions[n], seeds.get(n, [])) for n in order]
 
 
-def join_stream(
-    parts: Sequence[Sorted],
-    style: IdStyle,
-    now: datetime,
-    wide: StoreWide,
-    order: Iterable[int] | None = None,
+def join_in_order(
+    parts: Iterable[Ordered], style: IdStyle, now: datetime, taken: TakenIds
 ) -> Iterator[Action]:
-    """`join_users`' actions one at a time, from parts read one action at a time: merged in
-    key order, renumbered, their new ids drawn again in that order (`_same_ids`). `order`:
-    whose action comes next, each time (`merged_order`), when known without the keys."""
-    names: list[dict[str, str]] = [{} for _ in parts]
-    drawn: list[dict[str, str]] = [{} for _ in parts]
-    maker = IdMaker(style, (), now, index=wide.taken)
-    merged: Iterator[tuple[int, Action, Seeds]]
-    if order is None:
-        streams = [_numbered(user, part) for user, part in enumerate(parts)]
-        merged = ((user, action, seeds) for _, user, _, action, seeds in heapq.merge(*streams))
-    else:
-        merged = _in_order(parts, order)
-    for number, (user, action, seeds) in enumerate(merged, start=1):
-        mine, renamed = names[user], drawn[user]
-        mine[action.id] = f"a{number}"
-        for ident, members in seeds:
-            again = maker.new("|".join(renamed.get(m, m) for m in members))
-            if again != ident:
-                renamed[ident] = again
-        if FOLLOWS in action.details:
-            action.details = {**action.details, FOLLOWS: [mine[i] for i in action.details[FOLLOWS]]}
-        if action.depends_on:
-            action.depends_on = sorted(
-                (mine[d] for d in action.depends_on), key=lambda a: int(a[1:])
-            )
-        action.id = mine[action.id]
-        if renamed:
-            _rename(action, renamed)
-        yield action
-
-
-def merged_order(keys: Sequence[Sequence[Place]]) -> Iterator[int]:
-    """Whose action comes next in the whole plan, from each user's keys (in key order): the
-    keys alone merged, not the actions with them."""
-    streams = [zip(mine, repeat(user)) for user, mine in enumerate(keys)]
-    return (user for _, user in heapq.merge(*streams))
-
-
-def _in_order(parts: Sequence[Sorted], order: Iterable[int]) -> Iterator[tuple[int, Action, Seeds]]:
-    streams = [iter(part) for part in parts]
-    for user in order:
-        _, action, seeds = next(streams[user])
-        yield user, action, seeds
-
-
-def _numbered(user: int, part: Sorted) -> Iterator[tuple[Place, int, int, Action, Seeds]]:
-    for n, (key, action, seeds) in enumerate(part):
-        yield key, user, n, action, seeds
-
-
-def _same_ids(
-    parts: Sequence[UserPlan],
-    rank: list[dict[int, int]],
-    style: IdStyle,
-    now: datetime,
-    wide: StoreWide,
-) -> list[dict[str, str]]:
-    """Per user, the new ids the whole-store planner draws otherwise: the same `IdMaker` over
-    the store's ids, asked in the joined order, with the members renamed before."""
-    drawn = sorted(
-        (rank[user][n], user, ident, members)
-        for user, part in enumerate(parts)
-        for n, ident, members in part.seeds
-    )
-    maker = IdMaker(style, (), now, index=wide.taken)
-    out: list[dict[str, str]] = [{} for _ in parts]
-    for _, user, ident, members in drawn:
-        renamed = out[user]
-        again = maker.new("|".join(renamed.get(m, m) for m in members))
-        if again != ident:
-            renamed[ident] = again
-    return out
+    """The users' actions as one plan, one at a time, user after user (`parts` in the order
+    of the users, each read once): renumbered, and their new ids drawn again in this order
+    by one `IdMaker` over the store's ids (`taken`), since users planned apart may have drawn
+    the same id or numbered theirs alike. The actions are renamed in place."""
+    maker = IdMaker(style, (), now, index=taken)
+    number = 0
+    for part in parts:
+        mine: dict[str, str] = {}
+        renamed: dict[str, str] = {}
+        for action, seeds in part:
+            number += 1
+            mine[action.id] = f"a{number}"
+            for ident, members in seeds:
+                again = maker.new("|".join(renamed.get(m, m) for m in members))
+                if again != ident:
+                    renamed[ident] = again
+            if FOLLOWS in action.details:
+                follows = [mine[i] for i in action.details[FOLLOWS]]
+                action.details = {**action.details, FOLLOWS: follows}
+            if action.depends_on:
+                action.depends_on = sorted(
+                    (mine[d] for d in action.depends_on), key=lambda a: int(a[1:])
+                )
+            action.id = mine[action.id]
+            if renamed:
+                _rename(action, renamed)
+            yield action
 
 
 def _rename(action: Action, ids: Mapping[str, str]) -> None:

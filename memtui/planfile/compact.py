@@ -102,8 +102,7 @@ def compact_plan(plan: Plan) -> dict[str, Any]:
     return plan.file_fields([*actions, *records.close()], COMPACT_VERSION)
 
 
-_GONE = Memory(id="", content="")
-"""The record an action left that no later action holds (`CompactRecords.kept`)."""
+_NO_USER = object()
 
 
 class CompactRecords:
@@ -113,17 +112,19 @@ class CompactRecords:
     def __init__(
         self,
         plan: Plan,
-        kept: Callable[[Memory], bool] | None = None,
+        by_user: bool = False,
         prints: Mapping[int, str] | None = None,
         hints: Callable[[Action], Any] | None = None,
     ) -> None:
-        """`plan`: the plan's time and params (its actions are fed). `kept`, for actions fed
-        as a stream: whether a later action may hold this very record (only those are
-        held here, and fingerprints are not kept from one action to the next). `prints`:
-        fingerprints already made, by the identity of records alive all along. `hints`: an
-        action's `RowHints` made where it was planned, or None (then found here)."""
+        """`plan`: the plan's time and params (its actions are fed). `by_user`: the actions
+        come user after user and no action touches two users' entries, so what is held of
+        one user's entries is let go when the next user's actions start (a streamed plan
+        stays within one user's records). `prints`: fingerprints already made, by the
+        identity of records alive meanwhile. `hints`: an action's `RowHints` made where it
+        was planned, or None (then found here)."""
         self.plan = plan
-        self.kept = kept
+        self.by_user = by_user
+        self.user: object = _NO_USER
         self.prints = prints
         self.hints = hints
         self.fp = _memo_fingerprint(prints)
@@ -138,9 +139,16 @@ class CompactRecords:
         # share it, so that the file keeps the plan's order of actions
         self.open_bulk: dict[tuple[str, str, Recipe | None], dict[str, Any]] = {}
 
-    def feed(self, action: Action) -> list[dict[str, Any]]:
-        if self.kept is not None:
+    def _next_user(self, action: Action) -> None:
+        user = (action.before or action.after)[0].user_id
+        if user != self.user:
+            self.user = user
             self.fp = _memo_fingerprint(self.prints)
+            self.touched, self.position, self.last_after = {}, {}, {}
+
+    def feed(self, action: Action) -> list[dict[str, Any]]:
+        if self.by_user:
+            self._next_user(action)
         plan, fp, open_bulk = self.plan, self.fp, self.open_bulk
         self.position[action.id] = len(self.position)
         recipe: Recipe | None = None
@@ -164,9 +172,8 @@ class CompactRecords:
             row = None
         for ident in action.targets:
             self.touched[ident] = action.id
-        kept = self.kept
         for memory in action.after:
-            self.last_after[memory.id] = memory if kept is None or kept(memory) else _GONE
+            self.last_after[memory.id] = memory
         if row is None:
             return [*self.close(), _compact_action(action, fp)]
         held = open_bulk.get((action.kind, action.rule, recipe))

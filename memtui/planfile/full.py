@@ -26,8 +26,9 @@ def full_json_parts(plan: Plan) -> Iterator[bytes]:
     """`dumps(plan.to_dict())` (compact) in pieces, one per action: the records are never all
     held as dicts at once (nor as orjson's oversized buffers)."""
     whole = plan.file_fields([])
-    head = dumps({k: v for k, v in whole.items() if k not in ("summary", "health")})
-    tail = dumps({k: v for k, v in whole.items() if k in ("summary", "health")})
+    after = list(whole)[list(whole).index("actions") + 1 :]
+    head = dumps({k: v for k, v in whole.items() if k not in after})
+    tail = dumps({k: whole[k] for k in after})
     yield head[: -len(b"[]}")] + b"["
     for n, action in enumerate(plan.actions):
         yield b"".join(

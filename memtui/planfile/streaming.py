@@ -1,7 +1,7 @@
 """Writing a plan file from a stream of actions, byte for byte the file `writing.to_bytes`
-writes of the whole plan: what comes before the actions (the plan's header, its warnings)
-and after them (summary, health, seals) is laid out by the same JSON writer around a mark,
-and each action is written in its place as it comes."""
+writes of the whole plan: what comes before the actions (the plan's header) and after them
+(warnings, summary, health, seals) is laid out by the same JSON writer around a mark, and
+each action is written in its place as it comes."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from typing import Any
 
 from memtui.engine.plan import Action, Plan
 from memtui.jsonout import dumps
-from memtui.model import Memory
 from memtui.planfile.compact import COMPACT_VERSION, CompactRecords
 from memtui.planfile.seals import key_id, seal, worded
 from memtui.stores.file.files import fsync_dir, real_path
@@ -23,47 +22,43 @@ _SEALS_MARK = "\x00memtui-plan-seals\x00"
 
 
 class PlanWriter:
-    """One plan file (`version`, `indent`, sealed with `seal_key`) in pieces: `start()`,
-    `add(action)` for each action in plan order, `end()`."""
+    """One plan file (`version`, `indent`, sealed with `seal_key`) in pieces: `add(action)`
+    for each action in plan order, `end(summary)` once they have all come. What the file says
+    before its actions is known before planning (`Plan.file_fields`); what it says after them
+    (warnings, summary, health) is read off `head` at the end."""
 
     def __init__(
         self,
         head: Plan,
-        summary: dict[str, int],
         version: int = 2,
         *,
         indent: bool = True,
         seal_key: bytes | None = None,
-        kept: Callable[[Memory], bool] | None = None,
+        by_user: bool = False,
         prints: Mapping[int, str] | None = None,
         hints: Callable[[Action], Any] | None = None,
     ) -> None:
-        """`head`: the plan without its actions; `summary`: their counts by kind; `kept`,
-        `prints` and `hints`: `CompactRecords`'."""
-        self.head, self.summary, self.version = head, summary, version
+        """`head`: the plan without its actions; `by_user`, `prints` and `hints`:
+        `CompactRecords`'."""
+        self.head, self.version = head, version
         self.indent = indent and version == 1
         self.key = seal_key
         self.seals: dict[str, str] = {}
         self.compact = (
-            CompactRecords(head, kept, prints, hints) if version == COMPACT_VERSION else None
+            CompactRecords(head, by_user, prints, hints) if version == COMPACT_VERSION else None
         )
         self.count = 0
-        self.empty = not summary
 
-    def _fields(self, actions: list[Any], seals: Any) -> dict[str, Any]:
+    def _fields(self, actions: list[Any], summary: dict[str, int], seals: Any) -> dict[str, Any]:
         fields = self.head.file_fields(actions, self.version)
-        fields["summary"] = self.summary
+        fields["summary"] = summary
         if self.key is not None:
             fields["seals"] = seals
         return fields
 
-    def start(self) -> bytes:
-        if self.empty:
-            return b""
-        text = dumps(self._fields([_MARK], _SEALS_MARK), indent=self.indent)
-        at = text.index(dumps(_MARK))
-        self.rest = text[at + len(dumps(_MARK)) :]
-        return text[:at]
+    def _start(self) -> bytes:
+        text = dumps(self._fields([_MARK], {}, None), indent=self.indent)
+        return text[: text.index(dumps(_MARK))]
 
     def add(self, action: Action) -> bytes:
         if self.key is not None and (words := worded(action)):
@@ -76,21 +71,23 @@ class PlanWriter:
         text = dumps(record, indent=self.indent)
         if self.indent:
             text = text.replace(b"\n", b"\n    ")
-        sep = b"" if not self.count else b",\n    " if self.indent else b","
+        sep = self._start() if not self.count else b",\n    " if self.indent else b","
         self.count += 1
         return sep + text
 
-    def end(self) -> bytes:
+    def end(self, summary: dict[str, int]) -> bytes:
         seals = {"key": key_id(self.key), "actions": self.seals} if self.key else None
-        if self.empty:
-            return dumps(self._fields([], seals), indent=self.indent)
         out = b"".join(self._record(r) for r in self.compact.close()) if self.compact else b""
+        if not self.count:
+            return dumps(self._fields([], summary, seals), indent=self.indent)
+        text = dumps(self._fields([_MARK], summary, _SEALS_MARK), indent=self.indent)
+        rest = text[text.index(dumps(_MARK)) + len(dumps(_MARK)) :]
         if seals is None:
-            return out + self.rest
-        text = dumps(seals, indent=self.indent)
+            return out + rest
+        sealed = dumps(seals, indent=self.indent)
         if self.indent:
-            text = text.replace(b"\n", b"\n  ")
-        return out + self.rest.replace(dumps(_SEALS_MARK), text)
+            sealed = sealed.replace(b"\n", b"\n  ")
+        return out + rest.replace(dumps(_SEALS_MARK), sealed)
 
 
 class AtomicFile:
@@ -138,23 +135,16 @@ class AtomicFile:
 def tee(
     actions: Iterator[Action],
     outputs: Sequence[tuple[PlanWriter, Callable[[bytes], None]]],
+    summary: Callable[[], dict[str, int]],
     each: Callable[[Action], None] | None = None,
 ) -> None:
-    """The actions, once, to every output (a writer and where its pieces go) and to `each`."""
-    for writer, put in outputs:
-        put(writer.start())
+    """The actions, once, to every output (a writer and where its pieces go) and to `each`;
+    then the files' ends, with the `summary` the actions add up to."""
     for action in actions:
         for writer, put in outputs:
             put(writer.add(action))
         if each is not None:
             each(action)
+    counts = summary()
     for writer, put in outputs:
-        put(writer.end())
-
-
-def pieces(writer: PlanWriter, actions: Iterator[Action]) -> Iterator[bytes]:
-    """The whole file in pieces."""
-    yield writer.start()
-    for action in actions:
-        yield writer.add(action)
-    yield writer.end()
+        put(writer.end(counts))

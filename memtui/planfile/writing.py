@@ -11,7 +11,6 @@ from typing import Any
 from memtui.engine.plan import Action, Plan
 from memtui.errors import MemtuiError
 from memtui.jsonout import dumps
-from memtui.model import Memory
 from memtui.planfile.compact import compact_plan
 from memtui.planfile.full import full_json, full_json_parts
 from memtui.planfile.seals import seals_for
@@ -80,7 +79,7 @@ def _unwritten(target: Path, e: OSError) -> MemtuiError:
 
 def write_streamed(
     head: Plan,
-    summary: dict[str, int],
+    summary: Callable[[], dict[str, int]],
     actions: Iterator[Action],
     path: str | None,
     version: int = 2,
@@ -89,15 +88,15 @@ def write_streamed(
     json_out: Callable[[bytes], None] | None = None,
     json_version: int = 1,
     each: Callable[[Action], None] | None = None,
-    before: Callable[[], None] | None = None,
-    kept: Callable[[Memory], bool] | None = None,
+    by_user: bool = False,
     prints: Mapping[int, str] | None = None,
     hints: Callable[[Action], Any] | None = None,
 ) -> None:
-    """A streamed plan (`head` without its actions, their `summary`, the `actions` once) to
-    the plan file at `path` (as `write` writes it), to `json_out` (as `json_parts` prints it)
-    and to `each`, in one pass: its actions are never all held. `before` is called once the
-    file is open (nothing is said of a plan that cannot be written)."""
+    """A streamed plan (`head` without its actions, the `actions` once, then their
+    `summary`) to the plan file at `path` (as `write` writes it), to `json_out` (as
+    `json_parts` prints it) and to `each`, in one pass: its actions are never all held. The
+    file is opened before the first action is asked for (nothing is planned for a plan that
+    cannot be written), and appears whole or not at all."""
     outputs: list[tuple[PlanWriter, Callable[[bytes], None]]] = []
     file = None
     if path is not None:
@@ -107,18 +106,16 @@ def write_streamed(
         except OSError as e:
             raise _unwritten(target, e) from None
         writer = PlanWriter(
-            head, summary, version, seal_key=seal_key, kept=kept, prints=prints, hints=hints
+            head, version, seal_key=seal_key, by_user=by_user, prints=prints, hints=hints
         )
         outputs.append((writer, _written(file, target)))
     if json_out is not None:
         json_writer = PlanWriter(
-            head, summary, json_version, indent=False, kept=kept, prints=prints, hints=hints
+            head, json_version, indent=False, by_user=by_user, prints=prints, hints=hints
         )
         outputs.append((json_writer, json_out))
     try:
-        if before is not None:
-            before()
-        tee(actions, outputs, each)
+        tee(actions, outputs, summary, each)
         if file is not None:
             _written(file, target)(None)
     finally:

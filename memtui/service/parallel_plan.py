@@ -16,10 +16,12 @@ import multiprocessing
 import os
 import pickle
 import signal
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from datetime import datetime
+from itertools import islice
 from typing import Any, TypeVar
 
 from memtui.engine.embedded import Embeddings
@@ -53,8 +55,11 @@ MOST_JOBS = 4
 """The most processes picked by default: the parent joins and writes the plan alone, so more
 workers than that save little and each holds a user's working set."""
 CHUNKS_PER_JOB = 4
-"""Each worker takes about this many runs of users, so one large user does not hold up the
-others."""
+"""Each worker takes at least about this many runs of users, so one large user does not hold
+up the others (and runs of at most about 64 users, so a run's results are few to hold)."""
+AHEAD = 2
+"""Runs of users planned ahead of the one being read: the workers need not wait for the
+reader, and what waits to be read stays a few runs."""
 
 
 def usable_cores() -> int:
@@ -157,7 +162,7 @@ def each_result(
     finish. The workers read the users from this process's memory (forked, copied on write);
     only the results travel, pickled."""
     global _EACH, _USERS, _CHUNKS
-    _CHUNKS = _chunks([len(u) for u in users], jobs * CHUNKS_PER_JOB)
+    _CHUNKS = _chunks([len(u) for u in users], max(jobs * CHUNKS_PER_JOB, len(users) // 64))
     _EACH, _USERS = each, users
     done = 0
     gc.freeze()  # the store's objects stay out of the workers' collections (copy on write)
@@ -165,17 +170,24 @@ def each_result(
         jobs, mp_context=multiprocessing.get_context("fork"), initializer=_worker_start
     )
     finished = False
-    results_in_order = pool.map(_run_chunk, range(len(_CHUNKS)))  # the workers start here
+    waiting: deque[Future[bytes]] = deque()
+    chunks = iter(range(len(_CHUNKS)))
+    # a few runs ahead of the one awaited, not all: the results wait here until read
+    waiting.extend(pool.submit(_run_chunk, c) for c in islice(chunks, jobs + AHEAD))
     workers = _workers(pool)  # kept: the pool forgets them once one has died
     try:
-        for found in results_in_order:
+        while waiting:
+            found = waiting.popleft().result()
+            waiting.extend(pool.submit(_run_chunk, c) for c in islice(chunks, 1))
             results: list[T] = pickle.loads(found)
-            done += len(results)
-            yield from results
-            if cancelled is not None and cancelled():
-                raise Cancelled("planning cancelled")
-            if progress is not None:
-                progress(f"users {done}/{len(users)}", done / len(users))
+            del found
+            for result in results:
+                done += 1
+                yield result
+                if cancelled is not None and cancelled():
+                    raise Cancelled("planning cancelled")
+                if progress is not None:
+                    progress(f"users {done}/{len(users)}", done / len(users))
         finished = True
     except BrokenProcessPool:
         raise MemtuiError(

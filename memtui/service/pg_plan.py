@@ -4,18 +4,19 @@ In one snapshot of the table (`PgTable.snapshot`): a first pass in id order, wit
 content, finds what the store-wide steps need (each user's first active row for the wholesale
 guard, whether any use was recorded for the decay model, the health figures); the rows that
 supersede most others come from one query; then the rows come a user at a time (sorted by the
-server), each user is planned, held by the guard, spooled (service/plan_stream.py) and dropped.
-The users' parts are joined in the table's order of users, so the plan is the one the whole
-loaded table gives, byte for byte. A row's place in the table is its id's rank: the rules only
-compare places, so the id itself stands for it.
+server), each user is planned, held by the guard, spooled (service/plan_stream.py's pieces)
+and dropped; the parts are read back in the table's order of users, so the plan is the one
+the whole loaded table gives, byte for byte. A row's place in the table is its id's rank:
+the rules only compare places, so the id itself stands for it.
 """
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import IO, TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from memtui.engine.decay import DecayModel, decay_for, decay_for_store, never_used
 from memtui.engine.ids import TakenIds
@@ -24,8 +25,8 @@ from memtui.engine.planner import (
     Progress,
     StoreWide,
     UserSummary,
-    join_stream,
-    merged_order,
+    finish_head,
+    join_in_order,
     plan_user,
     steps_for,
     stream_head,
@@ -33,13 +34,19 @@ from memtui.engine.planner import (
 )
 from memtui.engine.profiles import Profile
 from memtui.engine.rules.health import HEALTH
-from memtui.engine.rules.run import Place
 from memtui.engine.rules.weight import effective_weight
 from memtui.gcpause import gc_paused
 from memtui.model import Memory, Status
 from memtui.service.base import Part
 from memtui.service.plan_notes import profile_for
-from memtui.service.plan_stream import Spool, StreamedPlan, kinds_total, plan_streamed, spooled_part
+from memtui.service.plan_spool import Decoder
+from memtui.service.plan_stream import (
+    StreamedPlan,
+    Totals,
+    decoded,
+    encoded_part,
+    plan_streamed,
+)
 from memtui.stores.protocol import MemoryStore
 from memtui.timeline import check_not_before_entries
 from memtui.traits import IdStyle
@@ -180,49 +187,53 @@ def _by_user(
         seen.first_active,
     )
     order = {u.user: n for n, u in enumerate(sorted(snap.users, key=lambda u: u.first_id))}
-    spool = Spool((), {})  # no store list: every record travels as its fields
+    # the users come by name and the plan has them in the table's order: spooled till then,
+    # in an unnamed file (gone with the process)
+    spool = tempfile.TemporaryFile(prefix="memtui-plan-")  # noqa: SIM115
+    spans: list[list[tuple[int, int]]] = []
     summaries: list[UserSummary] = []
-    keys: list[list[Place]] = []
     places: list[int] = []
     with gc_paused():
         for done, entries in enumerate(snap.by_user()):
             report(f"users {done}/{len(snap.users)}", done / len(snap.users))
             part = plan_user(entries, profile, now, wide, ids=ids, cancelled=cancelled)
-            summary, mine, pieces = spooled_part(part, entries, profile, wide, {})
+            summary, pieces = encoded_part(part, entries, profile, wide, {})
             summaries.append(summary)
-            keys.append(mine)
-            spool.add(pieces)
+            spans.append([_spooled(spool, piece) for piece in pieces])
             places.append(order[str(entries[0].user_id)])
             del part, entries, pieces
         report(f"users {len(snap.users)}/{len(snap.users)}", 1.0)
-        head = stream_head(
-            (),
-            profile,
-            now,
-            wide,
-            summaries,
-            store=str(table.path),
-            store_format=table.format_name,
-            ids=ids,
-            fingerprint=snap.fingerprint,
-            last_run=last_run,
-        )
-    total = kinds_total(summaries)
-    if seen.health:
-        head.health = seen.figures(decay, total, last_run)
-    parts = spool.parts()
-    ranked = sorted(range(len(parts)), key=places.__getitem__)
-    whose = merged_order([keys[n] for n in ranked])
-    del keys
-    return StreamedPlan(
-        head,
-        total,
-        sum(s.touched for s in summaries),
-        sum(s.waiting for s in summaries),
-        join_stream([parts[n] for n in ranked], ids, now, wide, whose),
-        spool.kept,
-        spool.prints,
+    head = stream_head(
+        (),
+        profile,
+        now,
+        wide,
+        store=str(table.path),
+        store_format=table.format_name,
+        ids=ids,
+        fingerprint=snap.fingerprint,
     )
+    finish_head(head, (), profile, now, wide, summaries, last_run)
+    totals = Totals()
+    totals.add(summaries)
+    if seen.health:
+        head.health = seen.figures(decay, totals.summary, last_run)
+    ranked = sorted(range(len(spans)), key=places.__getitem__)
+    # every record travels as its fields (no store list here)
+    parts = (decoded(Decoder((), set()), _read(spool, spans[n])) for n in ranked)
+    return StreamedPlan(head, join_in_order(parts, ids, now, wide.taken), totals, True)
+
+
+def _spooled(spool: IO[bytes], piece: bytes) -> tuple[int, int]:
+    start = spool.tell()
+    spool.write(piece)
+    return start, start + len(piece)
+
+
+def _read(spool: IO[bytes], spans: list[tuple[int, int]]) -> Iterator[bytes]:
+    for start, end in spans:
+        spool.seek(start)
+        yield spool.read(end - start)
 
 
 def plan_by_user(

@@ -1,49 +1,45 @@
-"""Plans streamed user by user: each user is planned (in this process or in workers,
-service/parallel_plan.py), held by the wholesale guard and counted, and spooled to an unnamed
-temporary file; then the parts are read back one action at a time and joined in the order of
-the whole-store plan (engine/planner.py `join_stream`). The plan's actions are never all in
-memory at once; what its file says before them (its warnings) and after them (summary, health)
-comes from the users' counts.
+"""Plans streamed user by user: the users are planned in turn (in this process, or in worker
+processes, service/parallel_plan.py), each held by the wholesale guard and counted, and their
+actions go to the plan's file and to `--json` as each user's are ready, renumbered and their
+new ids drawn again (engine/planner.py `join_in_order`). The plan's actions are never all in
+memory at once: what its file says before them is known before planning, what it says after
+them (warnings, summary, health) comes from the users' counts once every user is planned.
 
-Each user's part is encoded where it was planned (a worker, or this process) into the
-spool's pieces (service/plan_spool.py: the store's entries as their place, a record the
-user's actions share sent once, a changed record as its changes), so the parent only writes
-the bytes and reads them back once.
+In workers, each user's part is encoded where it was planned into pieces (service/plan_spool.py:
+the store's entries as their place, a record the user's actions share sent once, a changed
+record as its changes, the bulk rows' hints), and decoded here as it is written.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import tempfile
-from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import IO, Any
+from typing import Any
 
 from memtui.engine.embedded import Embeddings
 from memtui.engine.kinds import KINDS
 from memtui.engine.plan import Action, Plan
 from memtui.engine.planner import (
+    Ordered,
     Progress,
     Seeds,
     StoreWide,
     UserPlan,
     UserSummary,
     by_user,
+    finish_head,
     finish_user,
     in_key_order,
-    join_stream,
-    merged_order,
+    join_in_order,
     plan_user,
     store_wide,
     stream_head,
     streams_by_user,
 )
 from memtui.engine.profiles import Profile
-from memtui.engine.rules.run import Place
-from memtui.gcpause import gc_paused
 from memtui.model import Memory
 from memtui.planfile.compact import RowHints
 from memtui.service.parallel_plan import can_fork, default_jobs, each_result, plan_in_parallel
@@ -51,41 +47,57 @@ from memtui.service.plan_spool import Decoder, Hints, dumps, encode, loads, plac
 from memtui.traits import OWN_IDS, IdStyle
 
 Stop = Callable[[], bool] | None
-Spooled = tuple[UserSummary, list[Place], list[bytes]]
-"""A user's part as the spool takes it: its counts, its actions' keys, their pieces."""
+Encoded = tuple[UserSummary, list[bytes]]
+"""A user's part as a worker sends it: its counts, its actions' pieces (`encoded_part`)."""
 CHUNK = 64
-"""Actions per spooled piece (a user's stream holds one piece at a time)."""
+"""Actions per encoded piece (a user's part is decoded a piece at a time)."""
+
+
+@dataclass(slots=True)
+class Totals:
+    """What a plan's actions add up to (a streamed plan's, once they have all come)."""
+
+    summary: dict[str, int] = field(default_factory=dict)
+    touched: int = 0
+    waiting: int = 0
+
+    def add(self, summaries: Iterable[UserSummary]) -> None:
+        summaries = list(summaries)
+        self.summary = kinds_total(summaries)
+        self.touched = sum(s.touched for s in summaries)
+        self.waiting = sum(s.waiting for s in summaries)
 
 
 @dataclass(slots=True)
 class StreamedPlan:
-    """A plan whose actions come one at a time, once (`actions`); `head` is the plan without
-    them (store, params, warnings, health)."""
+    """A plan whose actions come one at a time, once (`actions`): `head` is the plan without
+    them (store, params), and its warnings and health, like the `totals`, are complete once
+    the actions have all come."""
 
     head: Plan
-    summary: dict[str, int]
-    touched: int
-    waiting: int
     actions: Iterator[Action]
-    kept: Callable[[Memory], bool] | None = None
-    """Whether a later action may hold this very record (None: any may; planfile's
-    `CompactRecords`)."""
+    totals: Totals
+    by_user: bool = False
+    """The actions come user after user (planfile's `CompactRecords`)."""
     prints: Mapping[int, str] | None = None
     """The fingerprints of the store's entries the actions start from, by identity, as the
     actions come (`CompactRecords`)."""
     hints: Callable[[Action], Any] | None = None
     """Each action's `RowHints`, as it comes (`CompactRecords`)."""
 
+    @property
+    def summary(self) -> dict[str, int]:
+        return self.totals.summary
+
     @classmethod
     def of(cls, plan: Plan) -> StreamedPlan:
         """A plan made whole, as a stream."""
-        return cls(
-            dataclasses.replace(plan, actions=[]),
+        totals = Totals(
             plan.summary,
             len({t for a in plan.actions for t in a.targets}),
             sum(a.needs_decision for a in plan.actions),
-            iter(plan.actions),
         )
+        return cls(dataclasses.replace(plan, actions=[]), iter(plan.actions), totals)
 
 
 def plan_streamed(
@@ -103,8 +115,9 @@ def plan_streamed(
     last_run: datetime | None = None,
     embeddings: Embeddings | None = None,
 ) -> StreamedPlan:
-    """The plan of `plan_in_parallel`, streamed (a store of one user, or a profile planned
-    whole, is planned whole and then streamed)."""
+    """The plan of `plan_in_parallel`, streamed: the users are planned as its actions are
+    asked for (a store of one user, or a profile planned whole, is planned whole here and
+    then streamed)."""
     users = by_user(memories)
     if len(users) < 2 or not streams_by_user(profile):
         plan = plan_in_parallel(
@@ -124,52 +137,67 @@ def plan_streamed(
         return StreamedPlan.of(plan)
     if jobs is None:
         jobs = default_jobs(len(memories), len(users))
-    with gc_paused():
-        wide = store_wide(memories, profile)
-        place = places(memories)
-
-        def spooled(entries: list[Memory], stop: Stop = None) -> Spooled:
-            part = plan_user(
-                entries, profile, now, wide, ids=ids, embeddings=embeddings, cancelled=stop
-            )
-            return spooled_part(part, entries, profile, wide, place, now)
-
-        if jobs > 1 and can_fork():
-            parts = each_result(users, jobs, spooled, progress, cancelled)
-        else:
-            parts = _one_by_one(users, spooled, progress, cancelled)
-        spool = Spool(memories, place)
-        summaries: list[UserSummary] = []
-        keys: list[list[Place]] = []
-        for summary, mine, pieces in parts:
-            summaries.append(summary)
-            keys.append(mine)
-            spool.add(pieces)
-        order = array("H" if len(users) < 1 << 16 else "L", merged_order(keys))
-        del keys
-        head = stream_head(
-            memories,
-            profile,
-            now,
-            wide,
-            summaries,
-            store=store,
-            store_format=store_format,
-            ids=ids,
-            fingerprint=fingerprint,
-            last_run=last_run,
-            embeddings=embeddings,
-        )
-    return StreamedPlan(
-        head,
-        kinds_total(summaries),
-        sum(s.touched for s in summaries),
-        sum(s.waiting for s in summaries),
-        join_stream(spool.parts(), ids, now, wide, order),
-        spool.kept,
-        spool.prints,
-        spool.latest,
+    wide = store_wide(memories, profile)
+    head = stream_head(
+        memories,
+        profile,
+        now,
+        wide,
+        store=store,
+        store_format=store_format,
+        ids=ids,
+        fingerprint=fingerprint,
+        embeddings=embeddings,
     )
+    totals = Totals()
+    summaries: list[UserSummary] = []
+
+    def plan_one(entries: list[Memory], stop: Stop = None) -> UserPlan:
+        return plan_user(
+            entries, profile, now, wide, ids=ids, embeddings=embeddings, cancelled=stop
+        )
+
+    def finished() -> None:
+        finish_head(head, memories, profile, now, wide, summaries, last_run)
+        totals.add(summaries)
+
+    if jobs > 1 and can_fork():
+        place = places(memories)
+        prints: dict[int, str] = {}
+        hints = Hints()
+
+        def encoded(entries: list[Memory], stop: Stop = None) -> Encoded:
+            return encoded_part(plan_one(entries, stop), entries, profile, wide, place, now)
+
+        results = each_result(users, jobs, encoded, progress, cancelled)
+        parts = _decoded(results, memories, summaries, prints, hints)
+        return StreamedPlan(
+            head,
+            join_in_order(_then(parts, finished), ids, now, wide.taken),
+            totals,
+            True,
+            prints,
+            hints,
+        )
+
+    def planned() -> Iterator[Ordered]:
+        for done, entries in enumerate(users):
+            if progress is not None:
+                progress(f"users {done}/{len(users)}", done / len(users))
+            part = plan_one(entries, cancelled)
+            summaries.append(finish_user(part, entries, profile, wide))
+            yield in_key_order(part)
+        if progress is not None:
+            progress(f"users {len(users)}/{len(users)}", 1.0)
+
+    return StreamedPlan(
+        head, join_in_order(_then(planned(), finished), ids, now, wide.taken), totals, True
+    )
+
+
+def _then(parts: Iterator[Ordered], done: Callable[[], None]) -> Iterator[Ordered]:
+    yield from parts
+    done()
 
 
 def kinds_total(summaries: Sequence[UserSummary]) -> dict[str, int]:
@@ -179,81 +207,46 @@ def kinds_total(summaries: Sequence[UserSummary]) -> dict[str, int]:
     return {kind: total[kind] for kind in KINDS if total[kind]}
 
 
-def _one_by_one(
-    users: list[list[Memory]],
-    spooled: Callable[[list[Memory], Stop], Spooled],
-    progress: Progress | None,
-    cancelled: Stop,
-) -> Iterator[Spooled]:
-    for done, entries in enumerate(users):
-        if progress is not None:
-            progress(f"users {done}/{len(users)}", done / len(users))
-        yield spooled(entries, cancelled)
-    if progress is not None:
-        progress(f"users {len(users)}/{len(users)}", 1.0)
-
-
-def spooled_part(
+def encoded_part(
     part: UserPlan,
     entries: list[Memory],
     profile: Profile,
     wide: StoreWide,
     place: Mapping[int, int],
     now: datetime | None = None,
-) -> Spooled:
-    """One user's part held by the guard and counted, its actions' keys in key order, and
-    those actions as the spool's pieces (where the user was planned: a worker, or this
-    process), with their `RowHints` when the plan's `now` is given."""
+) -> Encoded:
+    """One user's part held by the guard and counted, and its actions in plan order as
+    pieces (where the user was planned: a worker, or this process), with their `RowHints`
+    when the plan's `now` is given."""
     summary = finish_user(part, entries, profile, wide)
     records = in_key_order(part)
     hints = None if now is None else RowHints(now, profile.to_dict())
-    encoded = encode((a for _, a, _ in records), place, hints)
+    coded = encode((a for a, _ in records), place, hints)
     pieces = [
-        dumps([(e, seeds) for (_, _, seeds), e in zip(piece, coded, strict=True)])
+        dumps([(e, seeds) for (_, seeds), e in zip(piece, mine, strict=True)])
         for at in range(0, len(records), CHUNK)
-        for piece, coded in [(records[at : at + CHUNK], encoded[at : at + CHUNK])]
+        for piece, mine in [(records[at : at + CHUNK], coded[at : at + CHUNK])]
     ]
-    return summary, [key for key, _, _ in records], pieces
+    return summary, pieces
 
 
-Record = tuple[Any, Action, Seeds]
+def decoded(decoder: Decoder, pieces: Iterable[bytes]) -> Iterator[tuple[Action, Seeds]]:
+    """A user's pieces (`encoded_part`) back as actions, a piece at a time."""
+    for data in pieces:
+        piece = loads(data)
+        actions = decoder.actions(e for e, _ in piece)
+        for (_, seeds), action in zip(piece, actions, strict=True):
+            yield action, seeds
 
 
-class Spool:
-    """Users' parts in an unnamed temporary file (their pieces as `spooled_part` made them), read
-    back a piece at a time per user."""
-
-    def __init__(self, memories: Sequence[Memory], place: Mapping[int, int]) -> None:
-        self.memories = memories
-        self.place = place
-        # unnamed, so gone with the process; closed when the stream is
-        self.file: IO[bytes] = tempfile.TemporaryFile(prefix="memtui-plan-")  # noqa: SIM115
-        self.pieces: list[list[tuple[int, int]]] = []  # per user: where each piece lies
-        self.held: set[int] = set()  # the shared records read back (alive until the end)
-        self.prints: dict[int, str] = {}  # the store entries' fingerprints read back
-        self.latest = Hints()
-
-    def add(self, pieces: list[bytes]) -> None:
-        """One user's pieces (key order)."""
-        spans = []
-        for piece in pieces:
-            start = self.file.tell()
-            self.file.write(piece)
-            spans.append((start, start + len(piece)))
-        self.pieces.append(spans)
-
-    def kept(self, memory: Memory) -> bool:
-        """Whether a later action may hold this very record."""
-        return id(memory) in self.place or id(memory) in self.held
-
-    def parts(self) -> list[Iterator[Record]]:
-        return [self._read(spans) for spans in self.pieces]
-
-    def _read(self, spans: list[tuple[int, int]]) -> Iterator[Record]:
-        decoder = Decoder(self.memories, self.held, self.prints, self.latest)
-        for start, end in spans:
-            self.file.seek(start)
-            piece = loads(self.file.read(end - start))
-            actions = decoder.actions(e for e, _ in piece)
-            for (_, seeds), action in zip(piece, actions, strict=True):
-                yield (), action, seeds
+def _decoded(
+    results: Iterator[Encoded],
+    memories: Sequence[Memory],
+    summaries: list[UserSummary],
+    prints: dict[int, str],
+    hints: Hints,
+) -> Iterator[Ordered]:
+    for summary, pieces in results:
+        summaries.append(summary)
+        prints.clear()  # the last user's: no later action starts from their entries
+        yield decoded(Decoder(memories, set(), prints, hints), pieces)

@@ -129,39 +129,26 @@ class Plans(Part):
         json_out: Callable[[bytes], None] | None = None,
         json_version: int = 1,
         each: Callable[[Action], None] | None = None,
-        before: Callable[[], None] | None = None,
     ) -> None:
         """The streamed plan's actions, once: to the plan file `out` (as `write_plan` writes
-        it), to `json_out` (as `plan_json_parts` gives it) and to `each`; `before` first,
-        once the file is open."""
+        it), to `json_out` (as `plan_json_parts` gives it) and to `each`. The users are
+        planned as their actions are written; the plan's head and totals are complete when
+        this returns."""
         with gc_paused():  # the records it makes are freed by their counts, not by the collector
-            self._write_stream(plan, out, version, json_out, json_version, each, before)
-
-    def _write_stream(
-        self,
-        plan: StreamedPlan,
-        out: str | None,
-        version: int,
-        json_out: Callable[[bytes], None] | None,
-        json_version: int,
-        each: Callable[[Action], None] | None,
-        before: Callable[[], None] | None,
-    ) -> None:
-        planfile.write_streamed(
-            plan.head,
-            plan.summary,
-            plan.actions,
-            out,
-            version,
-            seal_key=self.seal_key() if out is not None else None,
-            json_out=json_out,
-            json_version=json_version,
-            each=each,
-            before=before,
-            kept=plan.kept,
-            prints=plan.prints,
-            hints=plan.hints,
-        )
+            planfile.write_streamed(
+                plan.head,
+                lambda: plan.totals.summary,
+                plan.actions,
+                out,
+                version,
+                seal_key=self.seal_key() if out is not None else None,
+                json_out=json_out,
+                json_version=json_version,
+                each=each,
+                by_user=plan.by_user,
+                prints=plan.prints,
+                hints=plan.hints,
+            )
 
     def _inputs(
         self,
@@ -356,11 +343,12 @@ def apply_plan(
 
 
 def plan_summary(plan: Plan | StreamedPlan) -> str:
-    """The plan in a line or a few: its warnings, what it does, what waits for a decision."""
+    """The plan in a line or a few: its warnings, what it does, what waits for a decision (a
+    streamed plan's once its actions have all come)."""
     if isinstance(plan, Plan):
         plan = StreamedPlan.of(plan)
     counts = ", ".join(f"{kind} {n}" for kind, n in plan.summary.items()) or "nothing to do"
-    touched, waiting = plan.touched, plan.waiting
+    touched, waiting = plan.totals.touched, plan.totals.waiting
     plan = plan.head
     head = "".join(f"{line}\n" for line in plan.warnings)
     head += f"{plan.profile} plan for {plan.store}: {counts} ({entry_count(touched)} touched)"
