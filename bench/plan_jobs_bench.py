@@ -12,12 +12,9 @@ across users, since then user by user).
 
 The store is `pairs_bench.make_store`'s (`memtui demo`'s generator, users taking turns).
 
-Figures (2 cores shared with other jobs, load 6-9: wall times are not the machine's), 100,000
-entries of 100 users, wall s / CPU s / peak MB, every plan file the same as before's:
-longterm: before 17.2 / 10.1 / 549, --jobs 1 19.1 / 10.2 / 550, --jobs 2 36.0 / 19.3 / 595;
-default: before 44.3 / 25.4 / 740, --jobs 1 62.8 / 27.3 / 743, --jobs 2 47.0 / 37.7 / 705.
-The peak is the plan itself (about 265 MB of actions at 100k) and the open store, not the
-planning: writing the plan as it is made, user by user, is what would bring it down.
+Figures: bench/README.md, "Plans in user order" (100k entries of 100 users, longterm: --jobs 1
+15.9 s wall / 15.9 CPU / 277 MB, --jobs 2 14.4 / 25.2 / 280, against the whole-store planner's
+15.6 / 15.7 / 563).
 """
 
 from __future__ import annotations
