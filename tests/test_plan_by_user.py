@@ -4,6 +4,7 @@ ids, dependencies, new entries, reasons and holds."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from itertools import groupby
@@ -167,3 +168,23 @@ def test_the_service_plans_the_same_with_workers(tmp_path: Path) -> None:
     two = svc.plans.plan(store, profile, now=PLAN_NOW, jobs=2)
     assert one.to_dict() == two.to_dict()
     assert one.actions
+
+
+def test_memtui_plan_prints_ten_warnings_and_counts_the_rest(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # twelve users each about to lose most of their entries: the guard holds each one
+    memories = _in_turn(600, 12)
+    memories = [m.with_(importance=0.01, tags=()) for m in memories]
+    store = tmp_path / "store.json"
+    create_native_store(store, memories, now=NOW, kind="import", reason="test")
+    out = tmp_path / "plan.json"
+    result = cli(
+        "plan", store, "--profile", "longterm", "--now", "2026-12-01T00:00:00Z", "--out", out
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    warnings = json.loads(out.read_bytes())["warnings"]
+    assert len(warnings) == 12
+    assert lines[:11] == [*warnings[:10], "… and 2 more warnings (the plan lists them all)"]
+    assert lines[11].startswith("longterm plan for ")

@@ -114,6 +114,11 @@ LISTED_MOST = 200
 every action); without `--out` every action is listed, since the output is the plan."""
 
 
+WARNINGS_MOST = 10
+"""Warning lines `memtui plan` prints before its summary (a store of many users may have one
+a user); the plan file and `--json` hold them all."""
+
+
 def _action_line(action: Action) -> str:
     from memtui.views import action_subject, shorten
 
@@ -203,7 +208,7 @@ def cmd_plan(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
                 sys.stdout.write(json_safe(part.decode("utf-8", "surrogatepass")))
             sys.stdout.write("\n")
         return 0
-    print(plan_summary(plan))
+    print(plan_summary(plan, WARNINGS_MOST))
     similarity = plan.params.get("similarity") or {}
     if similarity.get("model"):
         print(f"similarity {similarity['method']} (model {similarity['model']})")
@@ -256,7 +261,7 @@ def _plan_streamed(
                 lines.write(_action_line(action) + "\n")
 
         svc.plans.write_stream(plan, args.out, version, each=listed)
-        print(plan_summary(plan))
+        print(plan_summary(plan, WARNINGS_MOST))
         similarity = plan.head.params.get("similarity") or {}
         if similarity.get("model"):
             print(f"similarity {similarity['method']} (model {similarity['model']})")

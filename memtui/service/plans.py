@@ -29,7 +29,7 @@ from memtui.stores import Actor, Change, Transaction
 from memtui.stores.progress import CommitProgress
 from memtui.stores.protocol import MemoryStore
 from memtui.timeline import check_not_before_entries, check_plan_not_ahead
-from memtui.views import entry_count, kind_counts
+from memtui.views import counted, entry_count, kind_counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,15 +342,20 @@ def apply_plan(
     )
 
 
-def plan_summary(plan: Plan | StreamedPlan) -> str:
-    """The plan in a line or a few: its warnings, what it does, what waits for a decision (a
-    streamed plan's once its actions have all come)."""
+def plan_summary(plan: Plan | StreamedPlan, warnings_most: int | None = None) -> str:
+    """The plan in a line or a few: its warnings (the first `warnings_most`, then how many
+    more), what it does, what waits for a decision (a streamed plan's once its actions have all
+    come)."""
     if isinstance(plan, Plan):
         plan = StreamedPlan.of(plan)
     counts = ", ".join(f"{kind} {n}" for kind, n in plan.summary.items()) or "nothing to do"
     touched, waiting = plan.totals.touched, plan.totals.waiting
     plan = plan.head
-    head = "".join(f"{line}\n" for line in plan.warnings)
+    shown = plan.warnings if warnings_most is None else plan.warnings[:warnings_most]
+    head = "".join(f"{line}\n" for line in shown)
+    if len(shown) < len(plan.warnings):
+        more = counted(len(plan.warnings) - len(shown), "more warning")
+        head += f"… and {more} (the plan lists them all)\n"
     head += f"{plan.profile} plan for {plan.store}: {counts} ({entry_count(touched)} touched)"
     if waiting:
         head += f"; {waiting} {'needs' if waiting == 1 else 'need'} a decision (marked ?)"
