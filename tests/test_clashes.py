@@ -6,7 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from memtui.engine import clashes
 from memtui.engine.candidates import candidate_pairs
 from memtui.engine.clashes import clash
 from memtui.engine.planner import make_plan
@@ -117,3 +120,22 @@ def test_a_conflict_with_an_entry_merged_in_the_same_plan_names_the_merged_entry
     made = {m.id for a in plan.actions if a.kind in ("merge", "absorb") for m in a.after}
     assert set(conflict.targets) & (made | {"m2"})
     assert "m2" in conflict.targets
+
+
+_WORDS = st.sampled_from(["i", "my", "favorite", "color", "is", "live", "in", "ohio", "green", "a"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(_WORDS, min_size=1, max_size=9),
+    st.lists(_WORDS, min_size=1, max_size=9),
+    st.sampled_from(["", "Anna ", "Maria ", "我住在", "北京"]),
+)
+def test_the_quick_look_before_difflib_never_drops_a_value_clash(
+    wa: list[str], wb: list[str], name: str
+) -> None:
+    """`_one_short_replace` only spares difflib pairs it would not call a value clash."""
+    a, b = " ".join(wa), " ".join([*wb[:-1], name + wb[-1]])
+    ta, tb = clashes._read(a)[0], clashes._read(b)[0]
+    full = clashes._replaced_value(a, b, ta, tb)
+    assert not full or clashes._one_short_replace(ta, tb)

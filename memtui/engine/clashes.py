@@ -26,7 +26,8 @@ from memtui.model import Memory
 
 ALIKE = 0.8
 """How alike the rest of two texts must be (difflib ratio over their words)."""
-_MAX_SLOT = 3  # words (CJK: 4 characters) a differing value may span
+_MAX_SLOT = 3  # words a differing value may span
+_MAX_SLOT_CJK = 4  # CJK characters
 
 _WORD = re.compile(r"[\u3400-\u9fff]|[a-z0-9]+(?:'[a-z]+)?")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -114,14 +115,37 @@ def _slot_cue(before: tuple[str, ...]) -> bool:
     return (last == "from" and verb in _COMING) or (last in ("in", "在") and verb in _LIVING)
 
 
+def _one_short_replace(wa: tuple[str, ...], wb: tuple[str, ...]) -> bool:
+    """Whether the texts could differ in one short span that is not their first word (what
+    `_value_differs` looks for), told without difflib: a shared first word, and what the
+    shared start and end leave of each at most as long as a value may be."""
+    shortest = min(len(wa), len(wb))
+    start = 0
+    while start < shortest and wa[start] == wb[start]:
+        start += 1
+    if start == 0:
+        return False
+    end = 0
+    while end < shortest and wa[-1 - end] == wb[-1 - end]:
+        end += 1
+    shared = min(start + end, shortest)
+    return max(len(wa), len(wb)) - shared <= max(_MAX_SLOT, _MAX_SLOT_CJK)
+
+
 def _value_differs(a: str, b: str, wa: tuple[str, ...], wb: tuple[str, ...]) -> bool:
+    return _one_short_replace(wa, wb) and _replaced_value(a, b, wa, wb)
+
+
+def _replaced_value(a: str, b: str, wa: tuple[str, ...], wb: tuple[str, ...]) -> bool:
+    """One short span of words replaced (difflib's opcodes): a name, or the value that ends
+    both texts after a cue."""
     opcodes = [op for op in SequenceMatcher(None, wa, wb, autojunk=False).get_opcodes()]
     changed = [op for op in opcodes if op[0] != "equal"]
     if len(changed) != 1 or changed[0][0] != "replace":
         return False
     _, a0, a1, b0, b1 = changed[0]
     cjk = bool(_CJK.match(wa[a0]))
-    limit = 4 if cjk else _MAX_SLOT
+    limit = _MAX_SLOT_CJK if cjk else _MAX_SLOT
     if a0 == 0 or b0 == 0 or a1 - a0 > limit or b1 - b0 > limit:
         return False  # the subject differs, or more than one value
     shared = len(wa) - (a1 - a0)

@@ -231,6 +231,7 @@ def vector_matrix(vectors: Sequence[Vector]) -> np.ndarray:
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
+@lru_cache(maxsize=16384)  # asked of one text by the guard, the clash frames and each pair
 def numbers_in(text: str) -> frozenset[str]:
     """The numbers a text states: digits, and English number words one to ten."""
     found = set(_NUMBER.findall(text))
