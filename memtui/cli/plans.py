@@ -8,6 +8,7 @@ import contextlib
 import shutil
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -112,6 +113,9 @@ def cmd_pairs(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int
 LISTED_MOST = 200
 """Action lines `memtui plan --out` prints: the rest are in the file (and `--json` lists
 every action); without `--out` every action is listed, since the output is the plan."""
+LISTED_PER_KIND = 20
+"""Of which at most this many of one kind, in plan order: a plan's actions come user by user
+and mostly decays, so the first 200 would show one user's decays and nothing else."""
 
 
 WARNINGS_MOST = 10
@@ -127,9 +131,28 @@ def _action_line(action: Action) -> str:
     return f"{mark}{action.id:>6} {action.kind:<9} {subject}  · {one_line(action.reason)}"
 
 
-def _more(count: int, out: str) -> None:
-    if count > LISTED_MOST:
-        print(f"… {count - LISTED_MOST:,} more actions in {out} (--json lists them all)")
+class _Listing:
+    """Which actions `memtui plan` prints, asked of each in plan order: all of them, or with
+    `--out` the first `LISTED_PER_KIND` of each kind, `LISTED_MOST` in all."""
+
+    def __init__(self, most: bool) -> None:
+        self.most = most
+        self.count = 0
+        self.shown: Counter[str] = Counter()
+
+    def wants(self, action: Action) -> bool:
+        self.count += 1
+        if self.most and (
+            self.shown.total() >= LISTED_MOST or self.shown[action.kind] >= LISTED_PER_KIND
+        ):
+            return False
+        self.shown[action.kind] += 1
+        return True
+
+    def print_more(self, out: str) -> None:
+        rest = self.count - self.shown.total()
+        if rest:
+            print(f"… {rest:,} more actions in {out} (--json lists them all)")
 
 
 def _check_plan(args: argparse.Namespace) -> None:
@@ -215,11 +238,12 @@ def cmd_plan(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
     if "llm" in plan.params:
         llm = plan.params["llm"]
         print(f"model {llm['model']}: {llm['calls']} requests ({', '.join(llm['strategies'])})")
-    shown = plan.actions[:LISTED_MOST] if args.out else plan.actions
-    for action in shown:
-        print(_action_line(action))
+    listing = _Listing(most=bool(args.out))
+    for action in plan.actions:
+        if listing.wants(action):
+            print(_action_line(action))
     if args.out:
-        _more(len(plan.actions), args.out)
+        listing.print_more(args.out)
         print(f"plan written to {args.out}; apply it with: memtui apply {plan.store} {args.out}")
     return 0
 
@@ -249,15 +273,12 @@ def _plan_streamed(
         sys.stdout.write("\n")
         return 0
 
-    most = LISTED_MOST if args.out else None
-    count = 0
+    listing = _Listing(most=bool(args.out))
     # the summary is known once every user is planned, and comes first: the lines wait here
     with tempfile.SpooledTemporaryFile(1 << 23, "w+", encoding="utf-8", newline="\n") as lines:
 
         def listed(action: Action) -> None:
-            nonlocal count
-            count += 1
-            if most is None or count <= most:
+            if listing.wants(action):
                 lines.write(_action_line(action) + "\n")
 
         svc.plans.write_stream(plan, args.out, version, each=listed)
@@ -269,7 +290,7 @@ def _plan_streamed(
         lines.seek(0)
         shutil.copyfileobj(lines, sys.stdout)
     if args.out:
-        _more(count, args.out)
+        listing.print_more(args.out)
         print(
             f"plan written to {args.out}; apply it with: memtui apply {plan.head.store} {args.out}"
         )
