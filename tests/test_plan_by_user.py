@@ -73,6 +73,16 @@ def test_the_fixture_stores_plan_the_same_user_by_user(name: str) -> None:
         )
 
 
+def test_the_subject_tier_scores_a_user_alike_whatever_the_other_users_say() -> None:
+    # the demo's own users: a user's subject matrices summed their words in the order the
+    # whole store's vocabulary first met them, a last bit apart from the user's own order,
+    # and one user's subject merges took other members (found in review, 2026-12-03)
+    memories = make_demo_memories(2500, 9, PLAN_NOW)
+    assert len({m.user_id for m in memories}) > 1
+    whole = make_plan(memories, get_profile("default"), PLAN_NOW)
+    assert plan_each_user(memories, get_profile("default"), PLAN_NOW).to_dict() == (whole.to_dict())
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     size=st.integers(60, 400),

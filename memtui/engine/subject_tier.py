@@ -149,12 +149,12 @@ def lexical_source(
     """The memtui lexical scores among some of `memories` (their `vectors`), all in numpy: the
     subject tier asks for thousands of small matrices (equal to `vector_matrix` up to the
     order of a float sum)."""
-    vocabulary: dict[str, int] = {}
+    # tokens numbered in their sorted order: a matrix's columns (its float sums) come in the
+    # same order whichever other users' entries the vocabulary holds
+    vocabulary = {t: n for n, t in enumerate(sorted({t for v in vectors for t in v}))}
     rows: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for memory, vector in zip(memories, vectors, strict=True):
-        tokens = np.fromiter(
-            (vocabulary.setdefault(t, len(vocabulary)) for t in vector), np.int64, len(vector)
-        )
+        tokens = np.fromiter((vocabulary[t] for t in vector), np.int64, len(vector))
         rows[memory.id] = (tokens, np.fromiter(vector.values(), np.float64, len(vector)))
 
     def matrix(ids: list[str]) -> np.ndarray:
