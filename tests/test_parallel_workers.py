@@ -5,8 +5,10 @@ so a hang fails the test rather than the suite."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +63,51 @@ def test_a_worker_killed_ends_the_plan_with_one_line() -> None:
 
 def test_a_cancelled_plan_stops_its_workers() -> None:
     assert _run("cancel").splitlines() == ["Cancelled planning cancelled", "workers left 0"]
+
+
+_WRITE_FAILS = """
+import errno, gc, multiprocessing, sys
+from datetime import UTC, datetime
+from memtui.demo.generate import make_demo_memories
+from memtui.engine.profiles import get_profile
+from memtui.errors import MemtuiError
+from memtui.planfile import streaming
+from memtui.service.plan_stream import plan_streamed
+from memtui.service import Service
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+memories = [m.with_(user_id=f"u{i % 40}") for i, m in enumerate(make_demo_memories(4000, 3, NOW))]
+plan = plan_streamed(memories, get_profile("longterm"), NOW, jobs=2)
+written = [0]
+
+def write(self, data):
+    written[0] += 1
+    if written[0] > 20:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+streaming.AtomicFile.write = write
+try:
+    Service().plans.write_stream(plan, sys.argv[1], 2)
+except MemtuiError as e:
+    print("said", e)
+# the plan is still held: its workers must be gone all the same
+print("workers left", len(multiprocessing.active_children()), "frozen", gc.get_freeze_count())
+"""
+
+
+def test_a_plan_that_cannot_be_written_stops_its_workers(tmp_path: Path) -> None:
+    out = tmp_path / "plans" / "plan.json"
+    out.parent.mkdir()
+    env = {**os.environ, "MEMTUI_DATA": str(tmp_path / "data")}
+    done = subprocess.run(
+        [sys.executable, "-c", _WRITE_FAILS, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    said, left = done.stdout.splitlines()
+    assert said == f"said {out}: cannot write the plan there (No space left on device)"
+    assert left == "workers left 0 frozen 0"
+    assert list(out.parent.iterdir()) == []

@@ -397,27 +397,32 @@ def join_in_order(
     the same id or numbered theirs alike. The actions are renamed in place."""
     maker = IdMaker(style, (), now, index=taken)
     number = 0
-    for part in parts:
-        mine: dict[str, str] = {}
-        renamed: dict[str, str] = {}
-        for action, seeds in part:
-            number += 1
-            mine[action.id] = f"a{number}"
-            for ident, members in seeds:
-                again = maker.new("|".join(renamed.get(m, m) for m in members))
-                if again != ident:
-                    renamed[ident] = again
-            if FOLLOWS in action.details:
-                follows = [mine[i] for i in action.details[FOLLOWS]]
-                action.details = {**action.details, FOLLOWS: follows}
-            if action.depends_on:
-                action.depends_on = sorted(
-                    (mine[d] for d in action.depends_on), key=lambda a: int(a[1:])
-                )
-            action.id = mine[action.id]
-            if renamed:
-                _rename(action, renamed)
-            yield action
+    try:
+        for part in parts:
+            mine: dict[str, str] = {}
+            renamed: dict[str, str] = {}
+            for action, seeds in part:
+                number += 1
+                mine[action.id] = f"a{number}"
+                for ident, members in seeds:
+                    again = maker.new("|".join(renamed.get(m, m) for m in members))
+                    if again != ident:
+                        renamed[ident] = again
+                if FOLLOWS in action.details:
+                    follows = [mine[i] for i in action.details[FOLLOWS]]
+                    action.details = {**action.details, FOLLOWS: follows}
+                if action.depends_on:
+                    action.depends_on = sorted(
+                        (mine[d] for d in action.depends_on), key=lambda a: int(a[1:])
+                    )
+                action.id = mine[action.id]
+                if renamed:
+                    _rename(action, renamed)
+                yield action
+    finally:
+        close = getattr(parts, "close", None)
+        if close is not None:  # the planning behind them stops now (workers, a spool)
+            close()
 
 
 def _rename(action: Action, ids: Mapping[str, str]) -> None:

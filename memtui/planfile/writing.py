@@ -96,7 +96,33 @@ def write_streamed(
     `summary`) to the plan file at `path` (as `write` writes it), to `json_out` (as
     `json_parts` prints it) and to `each`, in one pass: its actions are never all held. The
     file is opened before the first action is asked for (nothing is planned for a plan that
-    cannot be written), and appears whole or not at all."""
+    cannot be written), and appears whole or not at all. `actions` is closed however this
+    ends (a plan planned in worker processes stops them then, not when it is collected)."""
+    try:
+        _write_streamed(
+            head, summary, actions, path, version, seal_key, json_out, json_version, each,
+            by_user, prints, hints,
+        )  # fmt: skip
+    finally:
+        close = getattr(actions, "close", None)
+        if close is not None:
+            close()
+
+
+def _write_streamed(
+    head: Plan,
+    summary: Callable[[], dict[str, int]],
+    actions: Iterator[Action],
+    path: str | None,
+    version: int,
+    seal_key: bytes | None,
+    json_out: Callable[[bytes], None] | None,
+    json_version: int,
+    each: Callable[[Action], None] | None,
+    by_user: bool,
+    prints: Mapping[int, str] | None,
+    hints: Callable[[Action], Any] | None,
+) -> None:
     outputs: list[tuple[PlanWriter, Callable[[bytes], None]]] = []
     file = None
     if path is not None:

@@ -23,6 +23,7 @@ from memtui.engine.ids import TakenIds
 from memtui.engine.planner import (
     Cancelled,
     Progress,
+    Seeds,
     StoreWide,
     UserSummary,
     finish_head,
@@ -52,6 +53,7 @@ from memtui.timeline import check_not_before_entries
 from memtui.traits import IdStyle
 
 if TYPE_CHECKING:
+    from memtui.engine.plan import Action
     from memtui.stores.postgres.table import PgTable, TableSnapshot
 
 
@@ -220,8 +222,18 @@ def _by_user(
         head.health = seen.figures(decay, totals.summary, last_run)
     ranked = sorted(range(len(spans)), key=places.__getitem__)
     # every record travels as its fields (no store list here)
-    parts = (decoded(Decoder((), set()), _read(spool, spans[n])) for n in ranked)
+    parts = _spooled_parts(spool, [spans[n] for n in ranked])
     return StreamedPlan(head, join_in_order(parts, ids, now, wide.taken), totals, True)
+
+
+def _spooled_parts(
+    spool: IO[bytes], spans: list[list[tuple[int, int]]]
+) -> Iterator[Iterator[tuple[Action, Seeds]]]:
+    """Each user's part read back from the spool, in order; the spool closed at the end or
+    when the reader stops."""
+    with spool:
+        for user in spans:
+            yield decoded(Decoder((), set()), _read(spool, user))
 
 
 def _spooled(spool: IO[bytes], piece: bytes) -> tuple[int, int]:
