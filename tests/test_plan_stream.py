@@ -134,3 +134,15 @@ def test_memtui_plan_prints_and_writes_the_same_when_it_streams(
         assert run.code == 0, run.err
         runs.append((run.out.replace(str(out), "PLAN"), out.read_bytes()))
     assert runs[0] == runs[1]
+
+
+def test_a_streamed_plan_says_its_summary_only_once_its_actions_have_come() -> None:
+    memories = [
+        m.with_(user_id=f"u{i % 3}") for i, m in enumerate(make_demo_memories(300, 5, PLAN_NOW))
+    ]
+    whole = make_plan(memories, get_profile("longterm"), PLAN_NOW)
+    plan = plan_streamed(memories, get_profile("longterm"), PLAN_NOW)
+    with pytest.raises(RuntimeError, match="once its actions have come"):
+        plan.summary  # noqa: B018
+    assert len(list(plan.actions)) == len(whole.actions)
+    assert plan.summary == whole.summary

@@ -60,9 +60,12 @@ class Totals:
     summary: dict[str, int] = field(default_factory=dict)
     touched: int = 0
     waiting: int = 0
+    complete: bool = False
+    """Set once every user's actions are counted: a summary asked before is refused."""
 
     def add(self, summaries: Iterable[UserSummary]) -> None:
         summaries = list(summaries)
+        self.complete = True
         self.summary = kinds_total(summaries)
         self.touched = sum(s.touched for s in summaries)
         self.waiting = sum(s.waiting for s in summaries)
@@ -87,6 +90,8 @@ class StreamedPlan:
 
     @property
     def summary(self) -> dict[str, int]:
+        if not self.totals.complete:  # it would say "nothing to do"
+            raise RuntimeError("a streamed plan's summary is known once its actions have come")
         return self.totals.summary
 
     @classmethod
@@ -96,6 +101,7 @@ class StreamedPlan:
             plan.summary,
             len({t for a in plan.actions for t in a.targets}),
             sum(a.needs_decision for a in plan.actions),
+            complete=True,
         )
         return cls(dataclasses.replace(plan, actions=[]), iter(plan.actions), totals)
 

@@ -137,7 +137,7 @@ class Plans(Part):
         with gc_paused():  # the records it makes are freed by their counts, not by the collector
             planfile.write_streamed(
                 plan.head,
-                lambda: plan.totals.summary,
+                lambda: plan.summary,
                 plan.actions,
                 out,
                 version,
