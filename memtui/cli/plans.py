@@ -357,9 +357,12 @@ def cmd_apply(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int
         if answer.strip().lower() not in ("y", "yes"):
             print("nothing applied", file=sys.stderr)
             return 1
+    chosen = set(approved) | skip
+    waiting = [] if args.only else [a.kind for a in plan.actions if a.id not in chosen]
     before = svc.plans.visible(store)
     with _progress_line() as progress:
-        tx = svc.plans.apply(store, plan, approved, progress)
+        tx = svc.plans.apply(store, plan, approved, progress, release=True)
+    del plan
     after = svc.plans.visible(store)
     if args.json:
         emit_json(transaction_record(tx))
@@ -370,16 +373,13 @@ def cmd_apply(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int
         store,
         tx,
     )
-    if not args.only:
-        chosen = set(approved) | skip
-        waiting = [a.kind for a in plan.actions if a.id not in chosen]
-        if waiting:
-            print(
-                f"left out {counted(len(waiting), 'action')} that "
-                f"{'waits' if len(waiting) == 1 else 'wait'} for a decision "
-                f"({kind_counts(waiting)}): approve them in the plan screen, or name them "
-                "with --only"
-            )
+    if waiting:
+        print(
+            f"left out {counted(len(waiting), 'action')} that "
+            f"{'waits' if len(waiting) == 1 else 'wait'} for a decision "
+            f"({kind_counts(waiting)}): approve them in the plan screen, or name them "
+            "with --only"
+        )
     return 0
 
 

@@ -107,6 +107,12 @@ class Plan:
             if (a.id in approved) != (not a.needs_decision)
         }
 
+    def release(self) -> None:
+        """Let the actions go: the plan's user is done with them (apply commits their
+        changes, which hold the records)."""
+        self.actions = []
+        self._index = {}
+
     def action(self, action_id: str) -> Action:
         """The action with this id, in O(1) (the index is rebuilt whenever `actions` was
         changed under it)."""
