@@ -156,6 +156,8 @@ def store_stats(store: MemoryStore) -> dict[str, Any]:
         "transactions": len(store.transactions()),
         "backups": len(store.backups()),
         "findings": store.findings() if isinstance(store, Store) else [],
+        "journal_bytes": store.journal_bytes() if isinstance(store, Store) else None,
+        "file_bytes": store.file_bytes() if isinstance(store, Store) else None,
     }
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memtui.cli import build_parser
+from memtui.sizes import size_text
 from memtui.stores import open_store
 from tests.conftest import FIXTURES, CliResult, assert_same_but_versions
 
@@ -91,6 +92,40 @@ def test_stats_json_shape(cli: Cli, fixture_copy: Callable[[str], Path]) -> None
     assert stats["by_status"] == {"active": 9, "superseded": 1, "quarantined": 1, "deleted": 1}
     assert stats["users"] == {"u1": 7, "u2": 5}
     assert set(stats) >= {"by_category", "by_source", "transactions", "backups"}
+
+
+def test_stats_says_how_much_of_a_native_file_its_journal_takes(
+    cli: Cli,
+    tmp_path: Path,
+    fixture_copy: Callable[[str], Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = tmp_path / "store.json"
+    assert cli("import", fixture_copy("realistic-store.json"), store).code == 0
+
+    def ledger_line() -> tuple[str, dict[str, object]]:
+        [line] = [s for s in cli("stats", store).out.splitlines() if "ledger" in s]
+        return line, json.loads(cli("stats", store, "--json").out)
+
+    line, stats = ledger_line()
+    assert stats["file_bytes"] == store.stat().st_size
+    assert 0 < stats["journal_bytes"] < store.stat().st_size / 2  # type: ignore[operator]
+    assert (
+        line.endswith(f"of the file's {size_text(store.stat().st_size)}") and "compact" not in line
+    )
+    # a plan's changes a month apart, each kept as images: past half the file, how to move
+    # old ones out is said
+    plan = tmp_path / "plan.json"
+    for month in ("01", "02", "03"):
+        monkeypatch.setenv("MEMTUI_NOW", f"2027-{month}-01T00:00:00Z")
+        assert cli("plan", store, "--profile", "longterm", "--out", plan).code == 0
+        assert cli("apply", store, plan, "--yes").code == 0
+    line, stats = ledger_line()
+    journal = stats["journal_bytes"]
+    assert isinstance(journal, int) and journal > store.stat().st_size / 2
+    assert f"the journal is {size_text(journal)} of the file" in line
+    assert line.endswith(f"(memtui compact {store} --keep N moves older ones out)")
+    assert "journal" not in cli("stats", FIXTURES / "items.jsonl").out  # its ledger is beside it
 
 
 def test_list_filters_sorts_and_limits(cli: Cli) -> None:

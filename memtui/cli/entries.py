@@ -8,13 +8,14 @@ import json
 import re
 import shutil
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memtui.cli import outside
 from memtui.cli.common import UsageError, check_fraction, emit_json, print_done, usage_checked
 from memtui.cli.history import tx_line
 from memtui.cli.registry import arg, command
 from memtui.errors import MemtuiError
+from memtui.sizes import size_text
 from memtui.textsafe import literal, one_line
 
 if TYPE_CHECKING:
@@ -26,6 +27,17 @@ if TYPE_CHECKING:
 def _to_the_second(iso: str) -> str:
     """`2026-08-01T13:25:45.71Z` as `2026-08-01T13:25:45Z`: one precision for people to read."""
     return re.sub(r"\.\d+Z$", "Z", iso)
+
+
+def _journal(stats: dict[str, Any]) -> str:
+    """How much of a native store's file its journal takes, and past half how to shrink it."""
+    journal, size = stats["journal_bytes"], stats["file_bytes"]
+    if journal is None or not size:
+        return ""
+    said = f"; the journal is {size_text(journal)} of the file's {size_text(size)}"
+    if journal > size / 2:
+        said += f" (memtui compact {literal(stats['path'])} --keep N moves older ones out)"
+    return said
 
 
 SHOWN = 12
@@ -60,7 +72,7 @@ def cmd_stats(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int
         print(f"  created     {oldest} … {newest}")
     print(
         f"  ledger      {counted(stats['transactions'], 'transaction')}, "
-        f"{counted(stats['backups'], 'backup')}"
+        f"{counted(stats['backups'], 'backup')}{_journal(stats)}"
     )
     for finding in stats["findings"]:
         print(f"  finding     {literal(finding)}")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memtui.errors import StoreFormatError, StoreLockedError, StoreWriteError
+from memtui.sizes import size_text
 
 # pi's lock protocol: retry every 10 ms for up to 2 s; a lock older than 10 s is stale.
 LOCK_RETRY_S = 0.010
@@ -43,17 +44,13 @@ _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 def write_failure(path: Path, e: OSError, needs: int | None = None) -> StoreWriteError:
     """One line for an OSError at a write point: the file, the cause, and what was kept."""
     if e.errno in _NO_SPACE:
-        room = "" if needs is None else f" (needs about {_megabytes(needs)})"
+        room = "" if needs is None else f" (needs about {size_text(needs)})"
         cause = f"no space left on its device{room}"
         if e.errno == errno.EDQUOT:
             cause = f"the disk quota is used up{room}"
     else:
         cause = f"cannot write it ({e.strerror or e})"
     return StoreWriteError(f"{path}: {cause}; nothing was written")
-
-
-def _megabytes(size: int) -> str:
-    return f"{max(size, 1) / 1e6:.1f} MB" if size >= 100_000 else f"{max(size, 1) / 1e3:.0f} kB"
 
 
 @contextlib.contextmanager

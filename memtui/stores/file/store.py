@@ -18,6 +18,7 @@ from typing import Any
 
 from memtui import interrupts
 from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormatError
+from memtui.jsonout import dumps
 from memtui.model import Memory, same_except
 from memtui.stores.detect import parse_store, with_layout
 from memtui.stores.file import preview
@@ -154,6 +155,19 @@ class Store(LedgerViews, LedgerAudit):
         """What the format noticed about the store that is not wrong with memtui's own files
         (a Claude Code index line to no file), one line each; nothing is blocked by them."""
         return list(self._doc.header.get("findings", []))
+
+    def journal_bytes(self) -> int | None:
+        """About how much of the file its journal takes (compact JSON), for a format that
+        keeps the ledger in the store file, which every transaction makes longer; else None."""
+        if not self.format.traits.ledger_in_store:
+            return None
+        journal = self._doc.header.get("journal") or []
+        return len(dumps({str(n): tx for n, tx in enumerate(journal, start=1)}))
+
+    def file_bytes(self) -> int | None:
+        """The store file's size as memtui last read or wrote it (None: not a regular
+        file)."""
+        return self._stamp.size if isinstance(self._stamp, FileStamp) else None
 
     def plan_notes(self, changes: Sequence[Change]) -> list[str]:
         """What the format says of the store as `changes` would leave it (a plan's warnings:
