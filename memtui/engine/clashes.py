@@ -118,7 +118,10 @@ def _slot_cue(before: tuple[str, ...]) -> bool:
 def _one_short_replace(wa: tuple[str, ...], wb: tuple[str, ...]) -> bool:
     """Whether the texts could differ in one short span that is not their first word (what
     `_value_differs` looks for), told without difflib: a shared first word, and what the
-    shared start and end leave of each at most as long as a value may be."""
+    shared start and end leave of each at most as long as a value may be (and not nothing:
+    the same words said again, most pairs at the merge line)."""
+    if wa == wb:
+        return False
     shortest = min(len(wa), len(wb))
     start = 0
     while start < shortest and wa[start] == wb[start]:
@@ -188,6 +191,7 @@ _NOT_NAMES = frozenset(
 )
 
 
+@lru_cache(maxsize=16384)  # asked of each text of every pair at the merge line
 def _subject(text: str) -> str | None:
     """The name a text starts with ("Caroline is …", "Ethan's mom …"), if any."""
     found = re.match(r"\s*([A-Z][a-z]+)", text)
