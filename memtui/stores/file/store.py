@@ -10,6 +10,7 @@ new transaction.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -517,7 +518,11 @@ class Store(LedgerViews, LedgerAudit):
             layout = base.header.get("layout_bytes")
             # the bytes this write replaces, and earlier ones: a format may keep some of them
             before_files = self._held_before(changes, base, history)
-            doc.header["sources"] = _Sources(data, [earlier, *before_files])
+            replaced = backup
+            doc.header["sources"] = _Sources(
+                [lambda: self._shelf.read(replaced), earlier, *before_files]
+            )
+            del data  # in the backup now, read again only by a format that keeps bytes
             recording = Stage(progress, "ledger", len(images))
             if in_file:
                 doc.header["journal"] = [*doc.header.get("journal", []), tx.to_dict()]
@@ -756,33 +761,37 @@ class Store(LedgerViews, LedgerAudit):
 
 
 class _Sources(Sequence[bytes]):
-    """The bytes a write replaces, then earlier files (backups); one given as how to read it
-    is read only when a format looks past the first (those that keep some bytes of a file: pi,
-    Hermes, Claude Code), so that an undo of a format that never does reads no backup."""
+    """The bytes a write replaces, then earlier files (backups), each given as bytes or as how
+    to read it and read only when a format looks that far (those that keep some bytes of a
+    file: pi, Hermes, Claude Code), so that a write of a format that never does holds no copy
+    of the file it replaces and an undo reads no backup."""
 
-    def __init__(self, first: bytes, rest: list[bytes | Callable[[], bytes | None] | None]) -> None:
-        self._first = first
-        self._rest: list[bytes | Callable[[], bytes | None] | None] | None = rest
-        self._all: list[bytes] = [first]
+    def __init__(self, sources: list[bytes | Callable[[], bytes | None] | None]) -> None:
+        self._rest = list(reversed(sources))
+        self._all: list[bytes] = []
 
-    def _read(self) -> list[bytes]:
-        if self._rest is not None:
-            for source in self._rest:
-                data = source() if callable(source) else source
-                if data is not None:
-                    self._all.append(data)
-            self._rest = None
-        return self._all
+    def _upto(self, index: int) -> bool:
+        """Whether source `index` is there, read as far as it if need be."""
+        while len(self._all) <= index and self._rest:
+            source = self._rest.pop()
+            data = source() if callable(source) else source
+            if data is not None:
+                self._all.append(data)
+        return index < len(self._all)
 
     def __iter__(self) -> Iterator[bytes]:
-        yield self._first
-        yield from self._read()[1:]
+        index = 0
+        while self._upto(index):
+            yield self._all[index]
+            index += 1
 
     def __len__(self) -> int:
-        return len(self._read())
+        self._upto(sys.maxsize)
+        return len(self._all)
 
     def __getitem__(self, index: Any) -> Any:
-        return self._read()[index]
+        self._upto(sys.maxsize)
+        return self._all[index]
 
 
 def _other_file(owner: str, path: Path) -> bool:
