@@ -7,8 +7,9 @@ segment may grow only `BUDGET_MB[step]` past what the open store takes (`resourc
 Measured by bisection of that budget (2026-12-03, to 10 MB): apply needs about 90 MB past the
 open store, 120 when it holds the plan's actions through the commit (before `release`); undo
 about 90, 110 when the commit held the file it replaces through the write (before `_Sources`
-read it back from the backup). On 2026-12-02 the code of 941f690 needed about 600 MB for the apply (it read a plan
-file into a buffer of PLAN_V2_SIZE_LIMIT first, and kept two image dicts per change)."""
+read it back from the backup). On 2026-12-02 the code of 941f690 needed about 600 MB for the
+apply (it read a plan file into a buffer of PLAN_V2_SIZE_LIMIT first, and kept two image dicts
+per change)."""
 
 from __future__ import annotations
 

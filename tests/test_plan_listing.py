@@ -70,3 +70,25 @@ def test_a_plan_written_to_a_file_lists_the_first_actions_of_each_kind_and_count
     assert len(everything) == total
     assert set(listed) <= set(everything)
     assert "more actions in" not in printed.out
+
+
+@pytest.mark.parametrize("stream_from", [10**9, 0], ids=["whole", "streamed"])
+def test_a_plan_of_up_to_200_actions_written_to_a_file_lists_them_all(
+    stream_from: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cli: Callable[..., CliResult],
+) -> None:
+    import memtui.service.plans as plans
+
+    monkeypatch.setattr(plans, "STREAM_FROM", stream_from)
+    memories = make_demo_memories(120, 7, NOW)
+    store, out = tmp_path / "store.json", tmp_path / "plan.json"
+    create_native_store(store, memories, now=NOW, kind="demo", reason="test")
+    args = ("plan", store, "--profile", "longterm", "--now", "2026-12-01T00:00:00Z")
+    written = cli(*args, "--out", out)
+    assert written.code == 0, written.err
+    kinds = json.loads(out.read_text())["summary"]
+    assert max(kinds.values()) > LISTED_PER_KIND and sum(kinds.values()) <= LISTED_MOST
+    assert _action_lines(written.out) == _action_lines(cli(*args).out)
+    assert "more actions in" not in written.out

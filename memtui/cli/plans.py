@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from memtui.engine.plan import Action
     from memtui.engine.profiles import Profile
     from memtui.service import Service
+    from memtui.service.plan_stream import StreamedPlan
     from memtui.stores.progress import CommitProgress
     from memtui.stores.protocol import MemoryStore
 
@@ -132,27 +133,31 @@ def _action_line(action: Action) -> str:
 
 
 class _Listing:
-    """Which actions `memtui plan` prints, asked of each in plan order: all of them, or with
-    `--out` the first `LISTED_PER_KIND` of each kind, `LISTED_MOST` in all."""
+    """The action lines `memtui plan --out` prints, told each action in plan order: all of a
+    plan of up to `LISTED_MOST` actions, else the first `LISTED_PER_KIND` of each kind
+    (`LISTED_MOST` in all), and how many more the file holds."""
 
-    def __init__(self, most: bool) -> None:
-        self.most = most
+    def __init__(self) -> None:
         self.count = 0
-        self.shown: Counter[str] = Counter()
+        self.first: list[str] = []
+        self.picked: list[str] = []
+        self.kinds: Counter[str] = Counter()
 
-    def wants(self, action: Action) -> bool:
+    def add(self, action: Action) -> None:
         self.count += 1
-        if self.most and (
-            self.shown.total() >= LISTED_MOST or self.shown[action.kind] >= LISTED_PER_KIND
-        ):
-            return False
-        self.shown[action.kind] += 1
-        return True
+        line = _action_line(action) if self.count <= LISTED_MOST else None
+        if line is not None:
+            self.first.append(line)
+        if len(self.picked) < LISTED_MOST and self.kinds[action.kind] < LISTED_PER_KIND:
+            self.kinds[action.kind] += 1
+            self.picked.append(line or _action_line(action))
 
-    def print_more(self, out: str) -> None:
-        rest = self.count - self.shown.total()
-        if rest:
-            print(f"… {rest:,} more actions in {out} (--json lists them all)")
+    def print(self, out: str) -> None:
+        lines = self.first if self.count <= LISTED_MOST else self.picked
+        for line in lines:
+            print(line)
+        if self.count > len(lines):
+            print(f"… {self.count - len(lines):,} more actions in {out} (--json lists them all)")
 
 
 def _check_plan(args: argparse.Namespace) -> None:
@@ -238,13 +243,15 @@ def cmd_plan(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
     if "llm" in plan.params:
         llm = plan.params["llm"]
         print(f"model {llm['model']}: {llm['calls']} requests ({', '.join(llm['strategies'])})")
-    listing = _Listing(most=bool(args.out))
-    for action in plan.actions:
-        if listing.wants(action):
+    if not args.out:
+        for action in plan.actions:
             print(_action_line(action))
-    if args.out:
-        listing.print_more(args.out)
-        print(f"plan written to {args.out}; apply it with: memtui apply {plan.store} {args.out}")
+        return 0
+    listing = _Listing()
+    for action in plan.actions:
+        listing.add(action)
+    listing.print(args.out)
+    print(f"plan written to {args.out}; apply it with: memtui apply {plan.store} {args.out}")
     return 0
 
 
@@ -257,8 +264,6 @@ def _plan_streamed(
 ) -> int:
     """`memtui plan` written and printed as the users' parts stream (service/plan_stream.py):
     the same file and output as the whole plan's, in less memory."""
-    from memtui.service.plans import plan_summary
-
     plan = svc.plans.plan_stream(store, profile, now=now, embeddings=args.embed, jobs=args.jobs)
     for line in svc.notices():
         print(line, file=sys.stderr)
@@ -273,28 +278,37 @@ def _plan_streamed(
         sys.stdout.write("\n")
         return 0
 
-    listing = _Listing(most=bool(args.out))
-    # the summary is known once every user is planned, and comes first: the lines wait here
-    with tempfile.SpooledTemporaryFile(1 << 23, "w+", encoding="utf-8", newline="\n") as lines:
-
-        def listed(action: Action) -> None:
-            if listing.wants(action):
-                lines.write(_action_line(action) + "\n")
-
-        svc.plans.write_stream(plan, args.out, version, each=listed)
-        print(plan_summary(plan, WARNINGS_MOST))
-        similarity = plan.head.params.get("similarity") or {}
-        if similarity.get("model"):
-            print(f"similarity {similarity['method']} (model {similarity['model']})")
-        sys.stdout.flush()
-        lines.seek(0)
-        shutil.copyfileobj(lines, sys.stdout)
+    # the summary is known once every user is planned, and comes first: the lines wait
     if args.out:
-        listing.print_more(args.out)
+        listing = _Listing()
+        svc.plans.write_stream(plan, args.out, version, each=listing.add)
+        _print_head(plan)
+        listing.print(args.out)
         print(
             f"plan written to {args.out}; apply it with: memtui apply {plan.head.store} {args.out}"
         )
+        return 0
+    with tempfile.SpooledTemporaryFile(1 << 23, "w+", encoding="utf-8", newline="\n") as lines:
+
+        def listed(action: Action) -> None:
+            lines.write(_action_line(action) + "\n")
+
+        svc.plans.write_stream(plan, None, version, each=listed)
+        _print_head(plan)
+        sys.stdout.flush()
+        lines.seek(0)
+        shutil.copyfileobj(lines, sys.stdout)
     return 0
+
+
+def _print_head(plan: StreamedPlan) -> None:
+    """What a streamed plan's listing starts with, once its actions have all come."""
+    from memtui.service.plans import plan_summary
+
+    print(plan_summary(plan, WARNINGS_MOST))
+    similarity = plan.head.params.get("similarity") or {}
+    if similarity.get("model"):
+        print(f"similarity {similarity['method']} (model {similarity['model']})")
 
 
 @contextlib.contextmanager
