@@ -23,32 +23,46 @@ NOW = datetime(2026, 12, 1, tzinfo=UTC)
 _ACTION_LINE = re.compile(r"^[ ?] *a(\d+) +(\S+)")
 
 
-def _store(tmp_path: Path) -> Path:
-    memories = make_demo_memories(900, 7, NOW)
+def _store(tmp_path: Path, size: int = 900) -> Path:
+    memories = make_demo_memories(size, 7, NOW)
     memories = [m.with_(user_id=f"user-{n % 3}") for n, m in enumerate(memories)]
     path = tmp_path / "store.json"
     create_native_store(path, memories, now=NOW, kind="demo", reason="test")
     return path
 
 
+@pytest.fixture(params=[10**9, 0], ids=["whole", "streamed"])
+def plan_of(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cli: Callable[..., CliResult],
+) -> Callable[[int], tuple[Path, tuple[object, ...], CliResult]]:
+    """`memtui plan --out` of a generated store of some size, made whole or streamed: the
+    plan file, the command's arguments without --out, and what it printed."""
+    import memtui.service.plans as plans
+
+    monkeypatch.setattr(plans, "STREAM_FROM", request.param)
+
+    def run(size: int) -> tuple[Path, tuple[object, ...], CliResult]:
+        store, out = _store(tmp_path, size), tmp_path / "plan.json"
+        args = ("plan", store, "--profile", "longterm", "--now", "2026-12-01T00:00:00Z")
+        written = cli(*args, "--out", out)
+        assert written.code == 0, written.err
+        return out, args, written
+
+    return run
+
+
 def _action_lines(out: str) -> list[str]:
     return [line for line in out.splitlines() if _ACTION_LINE.match(line)]
 
 
-@pytest.mark.parametrize("stream_from", [10**9, 0], ids=["whole", "streamed"])
 def test_a_plan_written_to_a_file_lists_the_first_actions_of_each_kind_and_counts_the_rest(
-    stream_from: int,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    plan_of: Callable[[int], tuple[Path, tuple[object, ...], CliResult]],
     cli: Callable[..., CliResult],
 ) -> None:
-    import memtui.service.plans as plans
-
-    monkeypatch.setattr(plans, "STREAM_FROM", stream_from)
-    store, out = _store(tmp_path), tmp_path / "plan.json"
-    args = ("plan", store, "--profile", "longterm", "--now", "2026-12-01T00:00:00Z")
-    written = cli(*args, "--out", out)
-    assert written.code == 0, written.err
+    out, args, written = plan_of(900)
     kinds = json.loads(out.read_text())["summary"]
     total = sum(kinds.values())
     assert total > LISTED_MOST
@@ -72,22 +86,11 @@ def test_a_plan_written_to_a_file_lists_the_first_actions_of_each_kind_and_count
     assert "more actions in" not in printed.out
 
 
-@pytest.mark.parametrize("stream_from", [10**9, 0], ids=["whole", "streamed"])
 def test_a_plan_of_up_to_200_actions_written_to_a_file_lists_them_all(
-    stream_from: int,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    plan_of: Callable[[int], tuple[Path, tuple[object, ...], CliResult]],
     cli: Callable[..., CliResult],
 ) -> None:
-    import memtui.service.plans as plans
-
-    monkeypatch.setattr(plans, "STREAM_FROM", stream_from)
-    memories = make_demo_memories(120, 7, NOW)
-    store, out = tmp_path / "store.json", tmp_path / "plan.json"
-    create_native_store(store, memories, now=NOW, kind="demo", reason="test")
-    args = ("plan", store, "--profile", "longterm", "--now", "2026-12-01T00:00:00Z")
-    written = cli(*args, "--out", out)
-    assert written.code == 0, written.err
+    out, args, written = plan_of(120)
     kinds = json.loads(out.read_text())["summary"]
     assert max(kinds.values()) > LISTED_PER_KIND and sum(kinds.values()) <= LISTED_MOST
     assert _action_lines(written.out) == _action_lines(cli(*args).out)
