@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from collections import Counter
@@ -126,6 +127,11 @@ def test_stats_says_how_much_of_a_native_file_its_journal_takes(
     assert f"the journal is {size_text(journal)} of the file" in line
     assert line.endswith(f"(memtui compact {store} --keep N moves older ones out)")
     assert "journal" not in cli("stats", FIXTURES / "items.jsonl").out  # its ledger is beside it
+    # a compressed backup: its size on disk is not what it holds, and compact refuses it
+    packed = tmp_path / "packed.json"
+    packed.write_bytes(gzip.compress(store.read_bytes()))
+    assert "journal" not in cli("stats", packed).out
+    assert json.loads(cli("stats", packed, "--json").out)["file_bytes"] is None
 
 
 def test_list_filters_sorts_and_limits(cli: Cli) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from memtui.closing import Closing
 from memtui.engine.decay import DecayModel, decay_for, decay_for_store
 from memtui.engine.embedded import Embeddings
 from memtui.engine.ids import IdMaker, TakenIds
@@ -395,34 +396,35 @@ def join_in_order(
     of the users, each read once): renumbered, and their new ids drawn again in this order
     by one `IdMaker` over the store's ids (`taken`), since users planned apart may have drawn
     the same id or numbered theirs alike. The actions are renamed in place."""
+    return Closing(_joined(iter(parts), style, now, taken), parts)
+
+
+def _joined(
+    parts: Iterator[Ordered], style: IdStyle, now: datetime, taken: TakenIds
+) -> Iterator[Action]:
     maker = IdMaker(style, (), now, index=taken)
     number = 0
-    try:
-        for part in parts:
-            mine: dict[str, str] = {}
-            renamed: dict[str, str] = {}
-            for action, seeds in part:
-                number += 1
-                mine[action.id] = f"a{number}"
-                for ident, members in seeds:
-                    again = maker.new("|".join(renamed.get(m, m) for m in members))
-                    if again != ident:
-                        renamed[ident] = again
-                if FOLLOWS in action.details:
-                    follows = [mine[i] for i in action.details[FOLLOWS]]
-                    action.details = {**action.details, FOLLOWS: follows}
-                if action.depends_on:
-                    action.depends_on = sorted(
-                        (mine[d] for d in action.depends_on), key=lambda a: int(a[1:])
-                    )
-                action.id = mine[action.id]
-                if renamed:
-                    _rename(action, renamed)
-                yield action
-    finally:
-        close = getattr(parts, "close", None)
-        if close is not None:  # the planning behind them stops now (workers, a spool)
-            close()
+    for part in parts:
+        mine: dict[str, str] = {}
+        renamed: dict[str, str] = {}
+        for action, seeds in part:
+            number += 1
+            mine[action.id] = f"a{number}"
+            for ident, members in seeds:
+                again = maker.new("|".join(renamed.get(m, m) for m in members))
+                if again != ident:
+                    renamed[ident] = again
+            if FOLLOWS in action.details:
+                follows = [mine[i] for i in action.details[FOLLOWS]]
+                action.details = {**action.details, FOLLOWS: follows}
+            if action.depends_on:
+                action.depends_on = sorted(
+                    (mine[d] for d in action.depends_on), key=lambda a: int(a[1:])
+                )
+            action.id = mine[action.id]
+            if renamed:
+                _rename(action, renamed)
+            yield action
 
 
 def _rename(action: Action, ids: Mapping[str, str]) -> None:

@@ -3,11 +3,13 @@ person's decisions and the seals of its wording; never over a file that is not a
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from memtui.closing import close_all
 from memtui.engine.plan import Action, Plan
 from memtui.errors import MemtuiError
 from memtui.jsonout import dumps
@@ -103,10 +105,11 @@ def write_streamed(
             head, summary, actions, path, version, seal_key, json_out, json_version, each,
             by_user, prints, hints,
         )  # fmt: skip
-    finally:
-        close = getattr(actions, "close", None)
-        if close is not None:
-            close()
+    except BaseException:
+        with contextlib.suppress(Exception):  # the first failure is the one to say
+            close_all(actions)
+        raise
+    close_all(actions)
 
 
 def _write_streamed(

@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import IO, TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
+from memtui.closing import Closing
 from memtui.engine.decay import DecayModel, decay_for, decay_for_store, never_used
 from memtui.engine.ids import TakenIds
 from memtui.engine.planner import (
@@ -229,11 +230,10 @@ def _by_user(
 def _spooled_parts(
     spool: IO[bytes], spans: list[list[tuple[int, int]]]
 ) -> Iterator[Iterator[tuple[Action, Seeds]]]:
-    """Each user's part read back from the spool, in order; the spool closed at the end or
-    when the reader stops."""
-    with spool:
-        for user in spans:
-            yield decoded(Decoder((), set()), _read(spool, user))
+    """Each user's part read back from the spool, in order; the spool closed when the
+    reader closes them, read or not."""
+    parts = (decoded(Decoder((), set()), _read(spool, user)) for user in spans)
+    return Closing(parts, spool)
 
 
 def _spooled(spool: IO[bytes], piece: bytes) -> tuple[int, int]:

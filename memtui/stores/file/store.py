@@ -166,9 +166,11 @@ class Store(LedgerViews, LedgerAudit):
         return len(dumps({str(n): tx for n, tx in enumerate(journal, start=1)}))
 
     def file_bytes(self) -> int | None:
-        """The store file's size as memtui last read or wrote it (None: not a regular
-        file)."""
-        return self._stamp.size if isinstance(self._stamp, FileStamp) else None
+        """The store file's size as memtui last read or wrote it (None: not a regular file,
+        or a compressed backup, whose size on disk is not what it holds)."""
+        if self.packed or not isinstance(self._stamp, FileStamp):
+            return None
+        return self._stamp.size
 
     def plan_notes(self, changes: Sequence[Change]) -> list[str]:
         """What the format says of the store as `changes` would leave it (a plan's warnings:

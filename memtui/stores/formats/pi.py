@@ -186,12 +186,14 @@ class PiFormat(FormatDefaults):
         ordered = {key: top[key] for key in order if key in top}
         ordered.update(top)
         full = pi_dumps(ordered)
-        sources = [s.replace(b"\r\n", b"\n") for s in doc.header.get("sources", ())]
-        if not sources:
-            return full
         # a file not in pi's layout keeps the bytes of what memtui did not change; whether
         # it is in pi's layout is known after memtui's first write (the flag describes it)
         own = doc.header.get("pi_layout")
+        if own is True:
+            return full  # the sources (the file replaced, backups) are not read
+        sources = [s.replace(b"\r\n", b"\n") for s in doc.header.get("sources", ())]
+        if not sources:
+            return full
         if own is None:
             own = in_pi_layout(sources[0])
         text = None if own else spliced(sources[0], ordered, records, full, sources[1:])
