@@ -11,6 +11,7 @@ parent's memory, copied on write, instead of being sent it).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing
 import os
@@ -57,6 +58,7 @@ workers than that save little and each holds a user's working set."""
 CHUNKS_PER_JOB = 4
 """Each worker takes at least about this many runs of users, so one large user does not hold
 up the others (and runs of at most about 64 users, so a run's results are few to hold)."""
+_STOP_WAIT = 5.0  # seconds a terminated worker has to end before it is killed
 AHEAD = 2
 """Runs of users planned ahead of the one being read: the workers need not wait for the
 reader, and what waits to be read stays a few runs."""
@@ -196,7 +198,7 @@ def each_result(
         ) from None
     finally:
         if not finished:
-            _stop(workers)  # no worker goes on planning users nobody waits for
+            _stop(workers, pool)  # no worker goes on planning users nobody waits for
         pool.shutdown(wait=True, cancel_futures=True)
         gc.unfreeze()
         _EACH, _USERS, _CHUNKS = None, [], []
@@ -223,10 +225,24 @@ def _how(workers: list[multiprocessing.process.BaseProcess]) -> str:
     return f" (exit status {code})"
 
 
-def _stop(workers: list[multiprocessing.process.BaseProcess]) -> None:
+def _stop(workers: list[multiprocessing.process.BaseProcess], pool: ProcessPoolExecutor) -> None:
+    """End the workers, and let the executor's reader go: a worker ended while it sent a
+    result leaves half a message in the result pipe, which the executor's thread then waits
+    to finish for ever (and `shutdown` with it), since this process holds the pipe's other
+    end. Once no worker is left, closing that end ends the wait (the pool is broken then)."""
     for process in workers:
         if process.is_alive():
             process.terminate()
+    for process in workers:
+        process.join(_STOP_WAIT)
+        if process.is_alive():
+            process.kill()
+            process.join()
+    # the executor keeps the pipe's writing end here; no public way to close it
+    writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+    if writer is not None:
+        with contextlib.suppress(OSError):
+            writer.close()
 
 
 def _worker_start() -> None:
