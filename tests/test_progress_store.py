@@ -180,7 +180,12 @@ def test_postgres_commit_results_are_the_same_watched_or_not(
 
 def _run_apply(store: Path, plan: Path, stderr_tty: bool) -> tuple[int, str, bytes]:
     """`memtui apply --yes` in a child process; its stderr a terminal (a pty) or a pipe."""
-    command = [sys.executable, "-m", "memtui", "apply", str(store), str(plan), "--yes"]
+    return _run_memtui(["apply", str(store), str(plan), "--yes"], stderr_tty)
+
+
+def _run_memtui(args: list[str], stderr_tty: bool) -> tuple[int, str, bytes]:
+    """`memtui ARGS` in a child process; its stderr a terminal (a pty) or a pipe."""
+    command = [sys.executable, "-m", "memtui", *args]
     if not stderr_tty:
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         return done.returncode, done.stdout, done.stderr.encode()
@@ -220,3 +225,18 @@ def test_cli_apply_shows_one_progress_line_only_on_a_terminal(
     assert text.endswith("\r\x1b[K")  # the line is cleared at the end
     assert "\n" not in text  # one line, rewritten in place
     assert watched.read_bytes() == plain.read_bytes()
+
+
+def test_cli_plan_shows_its_progress_only_on_a_terminal(tmp_path: Path) -> None:
+    memories = [m.with_(user_id=f"u{n % 4}") for n, m in enumerate(make_demo_memories(400, 5, NOW))]
+    store = tmp_path / "store.json"
+    create_native_store(store, memories, now=NOW, kind="demo", reason="test")
+    args = ["plan", str(store), "--profile", "longterm", "--now", "2026-12-01T00:00:00Z"]
+    code, out, err = _run_memtui([*args, "--out", str(tmp_path / "a.json")], stderr_tty=False)
+    assert code == 0 and "plan written to" in out and err == b""  # nothing on a pipe
+    code_tty, out_tty, err_tty = _run_memtui([*args, "--out", str(tmp_path / "b.json")], True)
+    assert code_tty == 0, err_tty
+    assert out_tty == out.replace("a.json", "b.json")
+    text = err_tty.decode()
+    assert "planning: " in text and "%)" in text
+    assert text.endswith("\r\x1b[K") and "\n" not in text  # one line, cleared at the end

@@ -8,8 +8,9 @@ import contextlib
 import shutil
 import sys
 import tempfile
+import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from memtui.cli.common import UsageError, check_fraction, emit_json, print_done, usage_checked
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from memtui.engine.plan import Action
+    from memtui.engine.planner import Progress
     from memtui.engine.profiles import Profile
     from memtui.service import Service
     from memtui.service.plan_stream import StreamedPlan
@@ -220,7 +222,10 @@ def cmd_plan(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
     model = args.llm or args.llm_strategy
     if svc.plans.streams(store) and not (model or (args.json and args.plan_version == 1)):
         return _plan_streamed(args, svc, store, profile, now)
-    plan = svc.plans.plan(store, profile, now=now, embeddings=args.embed, jobs=args.jobs)
+    with _planning_line() as progress:
+        plan = svc.plans.plan(
+            store, profile, now=now, progress=progress, embeddings=args.embed, jobs=args.jobs
+        )
     for line in svc.notices():
         print(line, file=sys.stderr)
     if args.llm or args.llm_strategy:
@@ -264,7 +269,10 @@ def _plan_streamed(
 ) -> int:
     """`memtui plan` written and printed as the users' parts stream (service/plan_stream.py):
     the same file and output as the whole plan's, in less memory."""
-    plan = svc.plans.plan_stream(store, profile, now=now, embeddings=args.embed, jobs=args.jobs)
+    status = _Forward()  # the users are planned as the plan is written: shown from then on
+    plan = svc.plans.plan_stream(
+        store, profile, now=now, progress=status, embeddings=args.embed, jobs=args.jobs
+    )
     for line in svc.notices():
         print(line, file=sys.stderr)
     version = args.plan_version or 2
@@ -281,7 +289,8 @@ def _plan_streamed(
     # the summary is known once every user is planned, and comes first: the lines wait
     if args.out:
         listing = _Listing()
-        svc.plans.write_stream(plan, args.out, version, each=listing.add)
+        with status.shown():
+            svc.plans.write_stream(plan, args.out, version, each=listing.add)
         _print_head(plan)
         listing.print(args.out)
         print(
@@ -293,7 +302,8 @@ def _plan_streamed(
         def listed(action: Action) -> None:
             lines.write(_action_line(action) + "\n")
 
-        svc.plans.write_stream(plan, None, version, each=listed)
+        with status.shown():
+            svc.plans.write_stream(plan, None, version, each=listed)
         _print_head(plan)
         sys.stdout.flush()
         lines.seek(0)
@@ -312,16 +322,15 @@ def _print_head(plan: StreamedPlan) -> None:
 
 
 @contextlib.contextmanager
-def _progress_line() -> Iterator[CommitProgress | None]:
-    """A one-line progress on stderr while a commit runs, cleared at the end; nothing unless
-    stderr is a terminal."""
+def _status_line() -> Iterator[Callable[[str], None] | None]:
+    """A line on stderr rewritten in place and cleared at the end; None unless stderr is a
+    terminal."""
     if not sys.stderr.isatty():
         yield None
         return
 
-    def show(stage: str, done: int, total: int) -> None:
-        counts = f" {done:,}/{total:,}" if total > 1 else ""
-        sys.stderr.write(f"\r\x1b[K{stage}{counts}")
+    def show(text: str) -> None:
+        sys.stderr.write(f"\r\x1b[K{text}")
         sys.stderr.flush()
 
     try:
@@ -329,6 +338,62 @@ def _progress_line() -> Iterator[CommitProgress | None]:
     finally:
         sys.stderr.write("\r\x1b[K")
         sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def _progress_line() -> Iterator[CommitProgress | None]:
+    """A one-line progress on stderr while a commit runs (its stages with counts)."""
+    with _status_line() as line:
+        if line is None:
+            yield None
+            return
+
+        def show(stage: str, done: int, total: int) -> None:
+            line(f"{stage}{f' {done:,}/{total:,}' if total > 1 else ''}")
+
+        yield show
+
+
+@contextlib.contextmanager
+def _planning_line() -> Iterator[Progress | None]:
+    """A one-line progress on stderr while a plan is made (its step, or the users planned),
+    at most ten times a second."""
+    with _status_line() as line:
+        if line is None:
+            yield None
+            return
+        last = [0.0]
+
+        def show(name: str, fraction: float) -> None:
+            now = time.monotonic()
+            if now - last[0] >= _REDRAW or fraction >= 1.0:
+                last[0] = now
+                line(f"planning: {name} ({fraction:.0%})")
+
+        yield show
+
+
+_REDRAW = 0.1  # seconds between two redraws of the planning line
+
+
+class _Forward:
+    """A plan's progress, passed on to the planning line while it is `shown`."""
+
+    def __init__(self) -> None:
+        self.to: Progress | None = None
+
+    def __call__(self, name: str, fraction: float) -> None:
+        if self.to is not None:
+            self.to(name, fraction)
+
+    @contextlib.contextmanager
+    def shown(self) -> Iterator[None]:
+        with _planning_line() as line:
+            self.to = line
+            try:
+                yield
+            finally:
+                self.to = None
 
 
 def _check_apply(args: argparse.Namespace) -> None:
