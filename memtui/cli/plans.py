@@ -282,7 +282,9 @@ def _plan_streamed(
             sys.stdout.write(json_safe(part.decode("utf-8", "surrogatepass")))
 
         json_version = args.plan_version or 1
-        svc.plans.write_stream(plan, args.out, version, json_out=out, json_version=json_version)
+        # a line of progress on the terminal would break JSON printed to it, not to a file
+        with status.shown() if not sys.stdout.isatty() else contextlib.nullcontext():
+            svc.plans.write_stream(plan, args.out, version, json_out=out, json_version=json_version)
         sys.stdout.write("\n")
         return 0
 
