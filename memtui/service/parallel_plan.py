@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -212,6 +213,12 @@ def _workers(pool: ProcessPoolExecutor) -> list[multiprocessing.process.BaseProc
 def _how(workers: list[multiprocessing.process.BaseProcess]) -> str:
     for process in workers:
         process.join(1.0)  # the pool ends the others; their codes settle
+    # the executor's thread may reap a worker between our wait and our look (our waitpid then
+    # finds no child): its code reaches the shared process object a moment later
+    for _ in range(40):
+        if all(p.exitcode is not None for p in workers):
+            break
+        time.sleep(0.05)
     codes = [p.exitcode for p in workers if p.exitcode]
     if not codes:
         return ""
