@@ -76,14 +76,15 @@ def encode(
         for m in a.before:
             at = place.get(id(m))
             if at is None:
-                before.append(_ref(m, None, shared, sent))
+                before.append(_ref(m, (), {}, shared, sent))
                 continue
             before.append(at)
             if at not in printed:
                 printed.add(at)
                 prints += (at, fingerprint(m))
+        first = _first_places(a.before)
         after = [
-            at if (at := place.get(id(m))) is not None else _ref(m, a.before, shared, sent)
+            at if (at := place.get(id(m))) is not None else _ref(m, a.before, first, shared, sent)
             for m in a.after
         ]
         hint = None if hints is None else hints(a)
@@ -91,29 +92,40 @@ def encode(
     return out
 
 
-def _ref(m: Memory, before: Sequence[Memory] | None, shared: set[int], sent: dict[int, int]) -> Any:
+def _first_places(records: Sequence[Memory]) -> dict[str, int]:
+    """Each id's first place among `records`."""
+    first: dict[str, int] = {}
+    for k, m in enumerate(records):
+        first.setdefault(m.id, k)
+    return first
+
+
+def _ref(
+    m: Memory,
+    before: Sequence[Memory],
+    first: Mapping[str, int],
+    shared: set[int],
+    sent: dict[int, int],
+) -> Any:
     serial = sent.get(id(m))
     if serial is not None:
         return (_KNOWN, serial)
-    form = _form(m, before)
+    form = _form(m, before, first)
     if id(m) in shared:
         serial = sent[id(m)] = len(sent)
         return (_FIRST, serial, form)
     return form
 
 
-def _form(m: Memory, before: Sequence[Memory] | None) -> tuple[Any, ...]:
+def _form(m: Memory, before: Sequence[Memory], first: Mapping[str, int]) -> tuple[Any, ...]:
+    """`first`: each id's first place in `before`."""
     values = memory_values(m)
-    if before:
-        for k, base in enumerate(before):
-            if base.id == m.id:
-                # by identity: an equal value of another type (1 and 1.0) is written otherwise
-                changed = tuple(
-                    compress(_FIELDS, map(operator.is_not, memory_values(base), values))
-                )
-                if len(changed) <= _DIFF_MOST:
-                    return (_CHANGED, k, changed, tuple(values[i] for i in changed))
-                break
+    k = first.get(m.id)
+    if k is not None:
+        # by identity: an equal value of another type (1 and 1.0) is written otherwise
+        changed = tuple(compress(_FIELDS, map(operator.is_not, memory_values(before[k]), values)))
+        if len(changed) <= _DIFF_MOST:
+            return (_CHANGED, k, changed, tuple(values[i] for i in changed))
     return (_WHOLE, values)
 
 

@@ -31,6 +31,10 @@ def _parse_store(data: bytes, path: Path) -> tuple[StoreFormat, Document]:
             if doc is not None:
                 return fmt, doc
         raise StoreFormatError(f"{path}: the file is empty, not a memory store")
+    for fmt in FORMATS.values():
+        doc = fmt.recognise_bytes(data, path)
+        if doc is not None:
+            return fmt, doc
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as e:

@@ -16,6 +16,7 @@ from memtui.stores.file.files import atomic_write, writing
 from memtui.stores.file.store import Store
 from memtui.stores.formats.document import Document
 from memtui.stores.formats.native import new_meta
+from memtui.stores.formats.records import Records
 from memtui.stores.formats.registry import FORMATS
 from memtui.stores.ledger import Actor, Transaction
 from memtui.stores.protocol import MemoryStore
@@ -46,7 +47,7 @@ def create_native_store(
     where they came from (the entries themselves are the after-image)."""
     _refuse_existing(path)
     fmt = FORMATS["native"]
-    doc = Document({}, {}, {"meta": new_meta(now, **(meta or {})), "journal": []})
+    doc = Document({}, Records(), {"meta": new_meta(now, **(meta or {})), "journal": []})
     for memory in memories:
         if memory.id in doc.memories:
             raise MemtuiError(f"two memories share the id {memory.id!r}")
@@ -98,7 +99,7 @@ def export_store(store: MemoryStore, dest: Path, export_as: str, now: datetime) 
     else:
         if fmt.traits.ids.numbered and not all(m.id.isdigit() for m in memories):
             memories, renumbered = _renumber(memories), True
-        doc = Document({}, {}, fmt.export_header(None, now))
+        doc = Document({}, Records(), fmt.export_header(None, now))
         for memory in memories:
             raw = fmt.encode(memory, None)
             if raw is not None:

@@ -158,6 +158,7 @@ def _with_times(doc: Document, times: dict[str, tuple[float, float]]) -> None:
         created, updated = times[name]
         raw["created"] = format_iso(from_timestamp(created))
         raw["updated"] = format_iso(from_timestamp(updated))
+        doc.raws[ident] = raw  # a record read is a copy: it is set again
         doc.memories[ident] = doc.memories[ident].with_(
             created_at=from_timestamp(created), updated_at=from_timestamp(updated)
         )

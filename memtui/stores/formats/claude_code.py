@@ -49,6 +49,7 @@ from memtui.model import Memory, Status
 from memtui.stores.file import folder_tx
 from memtui.stores.file.files import real_path
 from memtui.stores.formats.document import Document, FormatDefaults
+from memtui.stores.formats.records import Records
 from memtui.stores.ledger import SidecarLedger
 from memtui.times import format_iso, parse_iso_or_none
 from memtui.traits import FormatTraits
@@ -106,7 +107,7 @@ class ClaudeFormat(FormatDefaults):
         index_text = files.get(INDEX)
         listed = _index_links(index_text or "")
         memories: dict[str, Memory] = {}
-        raws: dict[str, dict[str, Any]] = {}
+        raws = Records()
         written = _written_by_memtui(path)
         names = [name for name in files if name != INDEX]
         for name in names:

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from memtui.model import Memory
 from memtui.stores.file.files import store_lock
+from memtui.stores.formats.records import Records
 from memtui.traits import FormatTraits
 
 
@@ -17,17 +18,17 @@ from memtui.traits import FormatTraits
 class Document:
     """Everything a store file holds, parsed.
 
-    `raws` keeps each entry exactly as the file had it (pi, longterm), so entries memtui did not
-    change are written back byte for byte and unknown keys survive. `header` is the rest of the
-    file (pi's top-level keys, the longterm layout, the native meta and journal).
+    `raws` keeps each entry exactly as the file had it (packed: `Records`), so entries memtui
+    did not change are written back byte for byte and unknown keys survive. `header` is the
+    rest of the file (pi's top-level keys, the longterm layout, the native meta and journal).
     """
 
     memories: dict[str, Memory]
-    raws: dict[str, dict[str, Any]] = field(default_factory=dict)
+    raws: Records = field(default_factory=Records)
     header: dict[str, Any] = field(default_factory=dict)
 
     def copy(self) -> Document:
-        return Document(dict(self.memories), dict(self.raws), dict(self.header))
+        return Document(dict(self.memories), self.raws.copy(), dict(self.header))
 
 
 class StoreFormat(Protocol):
@@ -49,6 +50,12 @@ class StoreFormat(Protocol):
     def recognise_text(self, data: bytes, path: Path) -> Document | None:
         """The same for a file orjson does not read as one JSON value (JSON Lines, a value
         only JavaScript reads)."""
+        ...
+
+    def recognise_bytes(self, data: bytes, path: Path) -> Document | None:
+        """The parsed store when the file is one this format reads without the whole file's
+        JSON value (a big file in its own layout, a slice at a time); else None (then the
+        value is read and `recognise` asked)."""
         ...
 
     def parse(self, value: Any, path: Path) -> Document: ...
@@ -129,6 +136,9 @@ class FormatDefaults:
         return dict(source) if source is not None else {}
 
     def recognise_text(self, data: bytes, path: Path) -> Document | None:
+        return None
+
+    def recognise_bytes(self, data: bytes, path: Path) -> Document | None:
         return None
 
     def header(self, doc: Document) -> dict[str, Any] | None:

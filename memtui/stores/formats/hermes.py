@@ -38,6 +38,7 @@ from memtui.errors import MemtuiError, StoreFormatError, StoreLockedError
 from memtui.model import Memory, Status
 from memtui.stores.file.files import LOCK_RETRY_S, LOCK_TIMEOUT_S, real_path, store_lock
 from memtui.stores.formats.document import Document, FormatDefaults
+from memtui.stores.formats.records import Records
 from memtui.stores.ledger import SidecarLedger
 from memtui.times import format_iso, parse_iso_or_none
 from memtui.traits import FormatTraits, IdStyle
@@ -117,7 +118,7 @@ class HermesFormat(FormatDefaults):
         if drift is not None:
             header["drift"] = f"{path}: {drift}"
         header["findings"] = fence_findings(header["name"], text)
-        return Document(memories, raws, header)
+        return Document(memories, Records(raws), header)
 
     def decode(self, raw: dict[str, Any], path: Path) -> Memory:
         target = _target(path)

@@ -25,6 +25,7 @@ from memtui.stores.file import folder_tx
 from memtui.stores.file.files import real_path, store_lock
 from memtui.stores.formats import hermes as hermes_format
 from memtui.stores.formats.document import Document
+from memtui.stores.formats.records import Records
 from memtui.stores.ledger import SidecarLedger
 from memtui.times import format_iso, parse_iso_or_none
 from memtui.traits import FormatTraits, IdStyle
@@ -70,7 +71,7 @@ class HermesFolderFormat(hermes_format.HermesFormat):
         files: dict[str, str] = value
         written = _written_by_memtui(path)
         memories: dict[str, Memory] = {}
-        raws: dict[str, dict[str, Any]] = {}
+        raws = Records()
         header: dict[str, Any] = {"files": {}, "layout_bytes": None}
         for target, name in FILES.items():
             if name not in files:

@@ -30,6 +30,7 @@ from memtui.stores.formats.fields import (
     json_problem,
     new_share,
 )
+from memtui.stores.formats.records import Records
 from memtui.times import GO_ZERO_TIME, format_iso, parse_iso
 from memtui.traits import FormatTraits, IdStyle
 
@@ -81,7 +82,7 @@ class LongtermFormat(FormatDefaults):
             and ("id" in value or "memory_id" in value)
         ):
             doc = self.parse(([value], "jsonl"), path)  # JSON Lines of one record
-            doc.header["lines"] = dict(zip(doc.memories, [(value, data.strip())], strict=True))
+            _keep_lines(doc, [data.strip()])
             return doc
         return None
 
@@ -90,14 +91,14 @@ class LongtermFormat(FormatDefaults):
         if lines is None:
             return None
         doc = self.parse(([r for r, _ in lines], "jsonl"), path)
-        doc.header["lines"] = dict(zip(doc.memories, lines, strict=True))
+        _keep_lines(doc, [line for _, line in lines])
         return doc
 
     def parse(self, value: Any, path: Path) -> Document:
         """`value` is the list of records (from JSON Lines or a JSON array)."""
         records, layout = value
         memories: dict[str, Memory] = {}
-        raws: dict[str, dict[str, Any]] = {}
+        raws = Records()
         where = "line {}" if layout == "jsonl" else "record [{}]"
         first = 1 if layout == "jsonl" else 0
         share = new_share()
@@ -185,14 +186,15 @@ class LongtermFormat(FormatDefaults):
         if doc.header.get("layout") == "array":
             return dumps(records, indent=bool(doc.header.get("indent"))) + b"\n"
         # lines of entries memtui did not change are written back byte for byte
-        lines: dict[str, tuple[dict[str, Any], bytes]] = doc.header.get("lines", {})
+        lines: dict[str, bytes] = doc.header.get("lines", {})
+        read: Records = doc.header.get("read") or Records()
         # match the file's own style: Go writes compact JSON, Python's json.dumps spaced JSON
-        _, first = next(iter(lines.values()), (None, b""))
+        first = next(iter(lines.values()), b"")
         spaced = b'", "' in first or b'": ' in first
         out = []
         for ident, record in zip(doc.memories, records, strict=True):
-            original, line = lines.get(ident, (None, b""))
-            if not (record is original or record == original):
+            line = lines.get(ident, b"")
+            if not doc.raws.same_as(read, ident):
                 line = line[: len(line) - len(line.lstrip())] + _dump_line(record, spaced)
             out.append(line + b"\n")
         return b"".join(out)
@@ -414,3 +416,11 @@ def _json_lines(data: bytes, path: Path) -> list[tuple[Any, bytes]] | None:
         if len(records) == 1 and type(records[0][0]) is not dict:
             return None
     return records if len(records) >= 2 else None
+
+
+def _keep_lines(doc: Document, lines: list[bytes]) -> None:
+    """A JSON Lines file's lines by entry, and its records as read (the same packed records:
+    no more memory), so that the lines of entries memtui did not change are written back as
+    they were."""
+    doc.header["lines"] = dict(zip(doc.memories, lines, strict=True))
+    doc.header["read"] = doc.raws.copy()

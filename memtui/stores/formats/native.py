@@ -7,9 +7,14 @@ lives in the same file, so a commit and its ledger entry land together.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from datetime import datetime
+from itertools import chain
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from memtui.errors import StoreFormatError
 from memtui.jsonout import dumps
@@ -30,6 +35,7 @@ from memtui.stores.formats.fields import (
     new_share,
 )
 from memtui.stores.formats.pi_json import PiJsonError, read_checked
+from memtui.stores.formats.records import Records
 from memtui.times import format_iso, parse_iso
 from memtui.traits import OWN_IDS, FormatTraits
 
@@ -65,7 +71,31 @@ class NativeFormat(FormatDefaults):
             return None
         return self.recognise(value, data, path)
 
-    def parse(self, value: Any, path: Path) -> Document:
+    def recognise_bytes(self, data: bytes, path: Path) -> Document | None:
+        """A big file in memtui's own layout, read a slice of its records at a time (the
+        whole file's JSON value at once is most of the peak of opening it: 1M entries, 1.2 GB
+        of dicts); None for anything else, which is then read whole."""
+        sliced = _record_slices(data)
+        if sliced is None:
+            return None
+        slices, last = sliced
+        try:
+            # the last slice of records with the rest of the file: every table, few records
+            value = orjson.loads(b"".join((_HEAD, memoryview(data)[last:])))
+        except orjson.JSONDecodeError:
+            return None
+        if not is_native(value) or not isinstance(value.get("memories"), dict):
+            return None
+        try:
+            return self.parse(value, path, _sliced_records(data, slices, value["memories"]))
+        except _NotSliceable:
+            return None
+
+    def parse(
+        self, value: Any, path: Path, earlier: Iterator[tuple[str, Any]] | None = None
+    ) -> Document:
+        """`earlier`: the records before those of the table in `value` (a file read in
+        slices), in file order."""
         meta_key, meta = next(
             (k, d) for k, d in value["meta"].items() if isinstance(d, dict) and "memtui_schema" in d
         )
@@ -83,9 +113,11 @@ class NativeFormat(FormatDefaults):
                     f"{path}: table {name!r} must be an object, got {json_type_name(t)}"
                 )
         memories: dict[str, Memory] = {}
-        raws: dict[str, dict[str, Any]] = {}
+        raws = Records()
         share = new_share()
-        for doc_id, record in table.items():
+        # each record's dict let go of once it is packed
+        last = ((doc_id, table.pop(doc_id)) for doc_id in list(table))
+        for doc_id, record in chain(earlier or (), last):
             memory = _read(record, path, doc_id, share)
             if memory.id in memories:
                 raise StoreFormatError(f"{path}: memories[{doc_id}] repeats the id {memory.id!r}")
@@ -136,6 +168,51 @@ class NativeFormat(FormatDefaults):
     def export_header(self, source: dict[str, Any] | None, now: datetime) -> dict[str, Any]:
         """A native source's header (its journal with it), else a new store's meta."""
         return dict(source) if source is not None else {"meta": new_meta(now), "journal": []}
+
+
+_HEAD = b'{"memories":{'
+_NEXT_RECORD = re.compile(rb'\},"(\d+)":\{')
+"""Where one record of the table ends and the next begins, in memtui's compact layout (in a
+string a quote is escaped; where this matches inside a record's nested object, a slice is
+not JSON and the file is read whole)."""
+_SLICE_BYTES = 8 << 20
+
+
+class _NotSliceable(Exception):
+    """The file's slices do not read as the whole file would: read it whole."""
+
+
+def _record_slices(data: bytes) -> tuple[list[tuple[int, int]], int] | None:
+    """Where each slice of the records table starts (its first key's quote) and ends (past
+    its last record's closing brace), and where the last slice starts (read with the rest of
+    the file); None for a file read whole (small, or not in memtui's layout)."""
+    if len(data) < 2 * _SLICE_BYTES or not data.startswith(_HEAD):
+        return None
+    slices = []
+    start = len(_HEAD)
+    while (found := _NEXT_RECORD.search(data, start + _SLICE_BYTES)) is not None:
+        slices.append((start, found.start() + 1))
+        start = found.start() + 2
+    return (slices, start) if slices else None
+
+
+def _sliced_records(
+    data: bytes, slices: list[tuple[int, int]], last: dict[str, Any]
+) -> Iterator[tuple[str, Any]]:
+    """The records of each slice in turn, a slice's dicts made when it is reached (`last`:
+    the records of the last slice, read with the rest of the file: read after these)."""
+    seen: set[str] = set(last)
+    view = memoryview(data)
+    for start, end in slices:
+        try:
+            part = orjson.loads(b"".join((b"{", view[start:end], b"}")))
+        except orjson.JSONDecodeError:
+            raise _NotSliceable from None
+        if not seen.isdisjoint(part):  # a key twice: the whole file's value keeps the last
+            raise _NotSliceable
+        seen.update(part)
+        for doc_id in list(part):
+            yield doc_id, part.pop(doc_id)
 
 
 def _compact(record: dict[str, Any]) -> dict[str, Any]:

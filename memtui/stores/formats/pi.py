@@ -19,6 +19,7 @@ from memtui.stores.formats.fields import MAX_CONTENT_CHARS, Share, json_type_nam
 from memtui.stores.formats.pi_json import PiJsonError, read_checked
 from memtui.stores.formats.pi_json import dumps as pi_dumps
 from memtui.stores.formats.pi_splice import in_pi_layout, spliced
+from memtui.stores.formats.records import Records
 from memtui.times import from_epoch_ms, to_epoch_ms
 from memtui.traits import FormatTraits, HandRules, IdStyle
 
@@ -84,7 +85,7 @@ class PiFormat(FormatDefaults):
             got = json_type_name(entries) if "memories" in value else "missing"
             raise StoreFormatError(f"{path}: 'memories' must be a list, got {got}")
         memories: dict[str, Memory] = {}
-        raws: dict[str, dict[str, Any]] = {}
+        raws = Records()
         normalised: dict[str, str] = {}
         unreadable: list[tuple[int, Any, str]] = []
         share = new_share()
@@ -114,7 +115,9 @@ class PiFormat(FormatDefaults):
             changed = [] if as_loaded else _normalised_fields(record, entry)
             if changed:
                 normalised[ident] = "read as pi reads it: " + ", ".join(changed)
-        header: dict[str, Any] = {"top": value}
+        # the top level's keys, in the file's order; its records are held once, in `raws`
+        top = {k: ([] if k == "memories" else v) for k, v in value.items()}
+        header: dict[str, Any] = {"top": top}
         if normalised:
             header["normalised"] = normalised
         if unreadable:
