@@ -99,6 +99,7 @@ class LongtermFormat(FormatDefaults):
         records, layout = value
         memories: dict[str, Memory] = {}
         raws = Records()
+        pack = raws.setter()
         where = "line {}" if layout == "jsonl" else "record [{}]"
         first = 1 if layout == "jsonl" else 0
         share = new_share()
@@ -107,7 +108,7 @@ class LongtermFormat(FormatDefaults):
             if memory.id in memories:
                 raise StoreFormatError(f"{path}: {where.format(index)} repeats the id {memory.id}")
             memories[memory.id] = memory
-            raws[memory.id] = record
+            pack(memory.id, record)
         successors: dict[str, str] = {}
         for memory in memories.values():
             for old in memory.supersedes:

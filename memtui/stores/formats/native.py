@@ -92,10 +92,10 @@ class NativeFormat(FormatDefaults):
             return None
 
     def parse(
-        self, value: Any, path: Path, earlier: Iterator[tuple[str, Any]] | None = None
+        self, value: Any, path: Path, earlier: Iterator[dict[str, Any]] | None = None
     ) -> Document:
-        """`earlier`: the records before those of the table in `value` (a file read in
-        slices), in file order."""
+        """`earlier`: the slices of records before those of the table in `value` (a file
+        read in slices), in file order."""
         meta_key, meta = next(
             (k, d) for k, d in value["meta"].items() if isinstance(d, dict) and "memtui_schema" in d
         )
@@ -115,14 +115,17 @@ class NativeFormat(FormatDefaults):
         memories: dict[str, Memory] = {}
         raws = Records()
         share = new_share()
-        # each record's dict let go of once it is packed
-        last = ((doc_id, table.pop(doc_id)) for doc_id in list(table))
-        for doc_id, record in chain(earlier or (), last):
-            memory = _read(record, path, doc_id, share)
-            if memory.id in memories:
-                raise StoreFormatError(f"{path}: memories[{doc_id}] repeats the id {memory.id!r}")
-            memories[memory.id] = memory
-            raws[memory.id] = record
+        pack = raws.setter()
+        for part in chain(earlier or (), (table,)):
+            for doc_id, record in part.items():
+                memory = _read(record, path, doc_id, share)
+                if memory.id in memories:
+                    raise StoreFormatError(
+                        f"{path}: memories[{doc_id}] repeats the id {memory.id!r}"
+                    )
+                memories[memory.id] = memory
+                pack(memory.id, record)
+            part.clear()  # its dicts let go of, now packed
         # damaged entries too: the store reports them (and writes nothing) until repaired
         transactions = list(journal.values())
         # what memtui does not own (other tables, other meta documents, the table order) is
@@ -198,7 +201,7 @@ def _record_slices(data: bytes) -> tuple[list[tuple[int, int]], int] | None:
 
 def _sliced_records(
     data: bytes, slices: list[tuple[int, int]], last: dict[str, Any]
-) -> Iterator[tuple[str, Any]]:
+) -> Iterator[dict[str, Any]]:
     """The records of each slice in turn, a slice's dicts made when it is reached (`last`:
     the records of the last slice, read with the rest of the file: read after these)."""
     seen: set[str] = set(last)
@@ -211,8 +214,7 @@ def _sliced_records(
         if not seen.isdisjoint(part):  # a key twice: the whole file's value keeps the last
             raise _NotSliceable
         seen.update(part)
-        for doc_id in list(part):
-            yield doc_id, part.pop(doc_id)
+        yield part
 
 
 def _compact(record: dict[str, Any]) -> dict[str, Any]:

@@ -86,6 +86,7 @@ class PiFormat(FormatDefaults):
             raise StoreFormatError(f"{path}: 'memories' must be a list, got {got}")
         memories: dict[str, Memory] = {}
         raws = Records()
+        pack = raws.setter()
         normalised: dict[str, str] = {}
         unreadable: list[tuple[int, Any, str]] = []
         share = new_share()
@@ -111,7 +112,7 @@ class PiFormat(FormatDefaults):
             except (OverflowError, ValueError):
                 unreadable.append((index, record, "holds a time memtui cannot hold"))
                 continue
-            raws[ident] = record
+            pack(ident, record)
             changed = [] if as_loaded else _normalised_fields(record, entry)
             if changed:
                 normalised[ident] = "read as pi reads it: " + ", ".join(changed)

@@ -10,7 +10,7 @@ a record by setting it again, never in place.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 Record = dict[str, Any]
@@ -39,6 +39,16 @@ class Records(MutableMapping[str, Record]):
             raise TypeError(f"a store record is a dict, not {type(record).__name__}")
         keys = tuple(record)
         self._packed[ident] = (*record.values(), self._shapes.setdefault(keys, keys))
+
+    def setter(self) -> Callable[[str, Record], None]:
+        """`self[ident] = record` for a store's records as they are read (a dict each)."""
+        packed, shape = self._packed, self._shapes.setdefault
+
+        def put(ident: str, record: Record) -> None:
+            keys = tuple(record)
+            packed[ident] = (*record.values(), shape(keys, keys))
+
+        return put
 
     def __delitem__(self, ident: str) -> None:
         del self._packed[ident]
