@@ -8,7 +8,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -67,13 +67,14 @@ class ChangeImage:
     __slots__ = (
         "_after",
         "_before",
+        "_lost",
+        "_resolve",
         "after_fp",
         "after_raw",
         "before_raw",
         "compact",
         "diff",
         "id",
-        "lost",
         "made",
         "position",
     )
@@ -108,23 +109,44 @@ class ChangeImage:
         self.compact = compact
         self.diff = diff
         self.after_fp = after_fp
-        self.lost = lost
+        self._lost = lost
         self.made = made
+        self._resolve: Callable[[], None] | None = None
+        """Set on a compact change read from a journal until its images are rebuilt
+        (`resolve_later`): done on first use of its images, for the whole journal."""
+
+    def _ready(self) -> None:
+        if self._resolve is not None:
+            self._resolve()
+
+    @property
+    def lost(self) -> bool:
+        self._ready()
+        return self._lost
+
+    @lost.setter
+    def lost(self, lost: bool) -> None:
+        self._ready()
+        self._lost = lost
 
     @property
     def before(self) -> dict[str, Any] | None:
+        self._ready()
         return _image(self._before)
 
     @before.setter
     def before(self, image: dict[str, Any] | None) -> None:
+        self._ready()
         self._before = image
 
     @property
     def after(self) -> dict[str, Any] | None:
+        self._ready()
         return _image(self._after)
 
     @after.setter
     def after(self, image: dict[str, Any] | None) -> None:
+        self._ready()
         self._after = image
 
     def __eq__(self, other: object) -> bool:
@@ -152,16 +174,19 @@ class ChangeImage:
         return f"ChangeImage(id={self.id!r}, compact={self.compact}, lost={self.lost})"
 
     def before_memory(self) -> Memory | None:
+        self._ready()
         if isinstance(self._before, Memory):
             return self._before
         return _memory(self.before, self.id)
 
     def after_memory(self) -> Memory | None:
+        self._ready()
         if isinstance(self._after, Memory):
             return self._after
         return _memory(self.after, self.id)
 
     def to_dict(self) -> dict[str, Any]:
+        self._ready()
         if self.compact and (self.lost or (self._before is not None and self._after is not None)):
             diff = self.diff
             fp = self.after_fp
@@ -216,6 +241,23 @@ def image_fingerprint(image: dict[str, Any]) -> str:
 _LOST: dict[str, Any] = {}
 
 
+def resolve_later(txs: list[Transaction], current: Mapping[str, Memory]) -> None:
+    """`resolve_images`, done when the first compact change's images (or whether they are
+    lost) are asked for: reading the ledger to count or list transactions (stats, the
+    history, a commit's next id) costs no images (after a 200k-entry apply: 7 of 11 s)."""
+    compact = [c for tx in txs for c in tx.changes if c.diff is not None]
+    if not compact:
+        return
+
+    def resolve() -> None:
+        for change in compact:
+            change._resolve = None
+        resolve_images(txs, current)
+
+    for change in compact:
+        change._resolve = resolve
+
+
 def resolve_images(txs: list[Transaction], current: Mapping[str, Memory]) -> None:
     """Rebuild the images of compact changes, newest transaction first: an entry's after
     image is the entry as the store holds it (or as the next transaction found it), checked
@@ -236,7 +278,7 @@ def resolve_images(txs: list[Transaction], current: Mapping[str, Memory]) -> Non
                 or not set(change.diff) <= after.keys()
                 or image_fingerprint(after) != change.after_fp
             ):
-                change.lost = True
+                change._lost = True
                 state[change.id] = _LOST
                 continue
             base = held if isinstance(held, Memory) else after
@@ -374,7 +416,7 @@ def read_journal(
             txs.append(Transaction.from_dict(entry))
         except LedgerEntryError as e:
             problems.append(f"journal entry {number} is damaged ({e})")
-    resolve_images(txs, current or {})
+    resolve_later(txs, current or {})
     return txs, problems
 
 
