@@ -171,3 +171,77 @@ def test_a_record_key_twice_reads_as_the_whole_file_reads_it(
     monkeypatch.setattr(native, "_SLICE_BYTES", 2000)
     assert native.NativeFormat().recognise_bytes(data, path) is None
     _same_store(_opened(path, 2000, monkeypatch), whole)
+
+
+def test_a_store_with_a_journal_of_many_transactions_is_still_read_in_slices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _store(tmp_path, 400)
+    store = _opened(path, 1 << 40, monkeypatch)
+    for k in range(30):  # the journal's keys 1, 2, …: no cut is made among them
+        m = store.get(f"m{k:05d}")
+        store.commit([Change(m, m.with_(content=f"edit {k}"))], **_EDIT)
+    data = path.read_bytes()
+    monkeypatch.setattr(native, "_SLICE_BYTES", 2000)
+    assert native.NativeFormat().recognise_bytes(data, path) is not None
+    sliced = _opened(path, 2000, monkeypatch)
+    _same_store(sliced, _opened(path, 1 << 40, monkeypatch))
+    assert len(sliced.transactions()) == 31
+
+
+_EDIT: dict[str, Any] = {"actor": "user", "kind": "edit", "reason": "test", "now": _time()}
+
+
+def test_a_record_refused_in_a_slice_but_replaced_later_opens_as_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a hand-edited file: key "5" early holds a damaged record, key "5" again late the good one
+    path = _store(tmp_path, 300)
+    data = path.read_bytes()
+    table = orjson.loads(data)["memories"]
+    good, late = orjson.dumps(table["5"]), orjson.dumps(table["200"])
+    bad = orjson.dumps({**table["5"], "content": 12})
+    data = data.replace(b'"5":' + good, b'"5":' + bad, 1)
+    data = data.replace(b'"200":' + late, b'"5":' + good, 1)
+    path.write_bytes(data)
+    whole = _opened(path, 1 << 40, monkeypatch)
+    assert whole.get(orjson.loads(good)["id"]).content == orjson.loads(good)["content"]
+    _same_store(_opened(path, 1500, monkeypatch), whole)
+
+
+def test_journal_images_made_later_survive_an_interrupted_making_and_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from memtui.stores import ledger
+
+    path = _store(tmp_path, 50)
+    store = _opened(path, 1 << 40, monkeypatch)
+    edits = [Change(m, m.with_(content=m.content + " (edited)")) for m in store.memories()[:20]]
+    store.commit(edits, **_EDIT)
+    real = ledger.resolve_images
+    calls = []
+
+    def interrupted(*args: Any) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        real(*args)
+
+    monkeypatch.setattr(ledger, "resolve_images", interrupted)
+    tx = _opened(path, 1 << 40, monkeypatch).transactions()[-1]
+    with pytest.raises(KeyboardInterrupt):
+        _ = tx.changes[0].after
+    seen: list[Any] = []
+    threads = [
+        threading.Thread(target=lambda c=c: seen.append((c.lost, c.before, c.after)))
+        for c in tx.changes
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 2  # made once more, for every thread
+    assert len(seen) == 20 and not any(lost for lost, _, _ in seen)
+    assert all(b["content"] + " (edited)" == a["content"] for _, b, a in seen)

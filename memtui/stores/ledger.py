@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -248,11 +249,15 @@ def resolve_later(txs: list[Transaction], current: Mapping[str, Memory]) -> None
     compact = [c for tx in txs for c in tx.changes if c.diff is not None]
     if not compact:
         return
+    lock = threading.Lock()  # the TUI's workers share one ledger read
 
     def resolve() -> None:
-        for change in compact:
-            change._resolve = None
-        resolve_images(txs, current)
+        with lock:
+            if compact[0]._resolve is None:
+                return  # another thread resolved them meanwhile
+            resolve_images(txs, current)  # (sets the slots itself: no recursion)
+            for change in compact:  # only once every image is made (an interrupt: again)
+                change._resolve = None
 
     for change in compact:
         change._resolve = resolve

@@ -88,7 +88,9 @@ class NativeFormat(FormatDefaults):
             return None
         try:
             return self.parse(value, path, _sliced_records(data, slices, value["memories"]))
-        except _NotSliceable:
+        except (_NotSliceable, StoreFormatError):
+            # (a record refused in one slice may be one a later slice replaces: the whole
+            # file's reading decides, and says what is wrong)
             return None
 
     def parse(
@@ -193,7 +195,13 @@ def _record_slices(data: bytes) -> tuple[list[tuple[int, int]], int] | None:
         return None
     slices = []
     start = len(_HEAD)
+    key = 0
     while (found := _NEXT_RECORD.search(data, start + _SLICE_BYTES)) is not None:
+        # memtui numbers the records 1, 2, …: a key not past the last cut's is another
+        # table's (the journal's), where the records table has ended
+        if int(found.group(1)) <= key:
+            break
+        key = int(found.group(1))
         slices.append((start, found.start() + 1))
         start = found.start() + 2
     return (slices, start) if slices else None
