@@ -427,13 +427,19 @@ class Store(LedgerViews, LedgerAudit):
             before_raw = base.raws.get(ident)
             after_raw: dict[str, Any] | None = None
             after = change.after
+            after_image = after.to_dict() if after is not None else None
+            exact = False  # whether the record is the one `after_image` re-encodes to
             if after is not None and fmt.keeps(after):
-                encoded = change.after_raw or fmt.encode(after, before_raw)
+                assert after_image is not None
+                encoded = change.after_raw
+                if not encoded:
+                    encoded, exact = fmt.encode_image(after, after_image, before_raw)
                 assert encoded is not None
                 after_raw = fmt.successor(encoded, before_raw)
                 stored = self._as_stored(after, after_raw)
                 if after_raw is not encoded:  # the format moved its version counter on
                     after = after.with_(version=stored.version)
+                    after_image, exact = after.to_dict(), False
                 doc.memories[ident] = stored
                 doc.raws[ident] = after_raw
                 if ident not in order and change.position is not None:
@@ -443,7 +449,6 @@ class Store(LedgerViews, LedgerAudit):
                 doc.raws.pop(ident, None)
             before = change.before if change.before is not None else base.memories.get(ident)
             before_image = before.to_dict() if before is not None else None
-            after_image = after.to_dict() if after is not None else None
             before_rec = (
                 None
                 if before_raw is None or before_image is None
@@ -451,7 +456,7 @@ class Store(LedgerViews, LedgerAudit):
             )
             after_rec = (
                 None
-                if after_raw is None or after_image is None
+                if after_raw is None or after_image is None or exact
                 else fmt.record_image(after_image, after_raw)
             )
             # the journal keeps the changed fields only where the file's records give both

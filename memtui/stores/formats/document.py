@@ -70,6 +70,13 @@ class StoreFormat(Protocol):
         """The format's own record for `memory`, on top of the record it was read from."""
         ...
 
+    def encode_image(
+        self, memory: Memory, image: dict[str, Any], base: dict[str, Any] | None
+    ) -> tuple[dict[str, Any] | None, bool]:
+        """`encode(memory, base)`, for a commit that holds `image` (`memory.to_dict()`)
+        already, and whether `record_image(image, record)` is None for the record made."""
+        ...
+
     def keeps(self, memory: Memory) -> bool:
         """Whether the file holds an entry in this state (its traits' `keeps`)."""
         ...
@@ -126,6 +133,11 @@ class FormatDefaults:
 
     def keeps(self, memory: Memory) -> bool:
         return memory.status in self.traits.keeps
+
+    def encode_image(
+        self: StoreFormat, memory: Memory, image: dict[str, Any], base: dict[str, Any] | None
+    ) -> tuple[dict[str, Any] | None, bool]:
+        return self.encode(memory, base), False
 
     def new_id(self, doc: Document, now: datetime) -> str:
         return self.traits.ids.fresh(doc.memories.keys(), now)

@@ -147,6 +147,11 @@ class NativeFormat(FormatDefaults):
     def encode(self, memory: Memory, base: dict[str, Any] | None) -> dict[str, Any] | None:
         return _compact(memory.to_dict())
 
+    def encode_image(
+        self, memory: Memory, image: dict[str, Any], base: dict[str, Any] | None
+    ) -> tuple[dict[str, Any] | None, bool]:
+        return _compact(image), True  # the image compacts to its record
+
     def render(self, doc: Document, now: datetime | None) -> bytes:
         header = doc.header
         meta_table = dict(header.get("meta_table") or {})
