@@ -71,9 +71,14 @@ def key_id(key: bytes) -> str:
 def worded(action: Action) -> list[list[str]]:
     """The records whose content the action writes: entries it creates or rewrites, and the
     entry an absorb keeps (which member's wording survives is the absorb's choice)."""
-    was = {m.id: m.content for m in action.before}
-    out = [[m.id, m.content] for m in action.after if was.get(m.id) != m.content]
-    if kind_of(action.kind).seals_kept:
+    kept = kind_of(action.kind).seals_kept
+    before, after = action.before, action.after
+    if not kept and len(before) == len(after) == 1:  # a decay, an expiry: one entry each
+        (b,), (a,) = before, after
+        return [] if a.id == b.id and a.content == b.content else [[a.id, a.content]]
+    was = {m.id: m.content for m in before}
+    out = [[m.id, m.content] for m in after if was.get(m.id) != m.content]
+    if kept:
         out += [[m.id, m.content] for m in action.after if m.status is Status.ACTIVE]
     return out
 
