@@ -225,3 +225,31 @@ def test_restore_outside_brings_back_what_outside_showed_as_before(
     assert cli("restore", path, "--outside", original["id"]).code == 0
     [entry] = [m for m in json.loads(path.read_text())["memories"] if m["id"] == original["id"]]
     assert entry["content"] == original["content"]
+
+
+
+def test_after_memtuis_own_change_only_what_the_agent_changed_next_is_counted(
+    fixture_copy: Callable[[str], Path], cli: Cli
+) -> None:
+    """The look after memtui's own transactions takes the entries as memtui left them as
+    seen, and counts what the agent did next: a rewrite of an entry memtui edited, a removal
+    of one it did not touch."""
+    path = fixture_copy("example-store.json")
+    cli("stats", path)
+    ids = [m["id"] for m in json.loads(path.read_text(encoding="utf-8"))["memories"]]
+    assert cli("edit", path, ids[1], "--content", "memtui's edit").code == 0
+    assert cli("edit", path, ids[2], "--importance", "0.3").code == 0
+    assert "the agent changed nothing" in cli("stats", path).out
+    assert cli("edit", path, ids[1], "--content", "memtui's second edit").code == 0
+
+    def rewrite_and_remove(memories: list[dict[str, Any]]) -> None:
+        (edited,) = (m for m in memories if m["id"] == ids[1])
+        assert edited["content"] == "memtui's second edit"
+        edited["content"] = "the agent's rewrite"
+        memories[:] = [m for m in memories if m["id"] != ids[3]]
+
+    _pi_agent(path, rewrite_and_remove)
+    listed = cli("outside", path).out
+    assert "the agent's rewrite" in listed and ids[3] in listed
+    assert ids[2] not in listed  # memtui's own edit, not the agent's
+    assert "the agent added 0, changed 1, removed 1" in cli("stats", path).out

@@ -424,13 +424,14 @@ class OutsideRecord:
         if head is not None and head.digest == digest and head.last_tx == _newest_tx(store):
             return None  # the very store the state was taken from
         seen = self.seen()
-        current = state_of(store, seen.entries if seen is not None else None)
         newest = _newest_tx(store)
         if seen is None:
             last = self.last_event()
-            self.save(SeenState(now, newest, last, current, now, last, digest))
+            self.save(SeenState(now, newest, last, state_of(store), now, last, digest))
             return None
         expected = self._expected(store, seen)
+        # an entry as memtui's own transactions left it keeps the image made for `expected`
+        current = state_of(store, expected)
         changes = []
         for ident in dict.fromkeys([*expected, *current]):
             then, later = expected.get(ident), current.get(ident)
@@ -479,23 +480,27 @@ class OutsideRecord:
         for tx in later:
             for c in tx.changes:
                 now_m = current.get(c.id)
-                if c.lost or c.after is None:
+                left = None if c.lost else c.after_memory()
+                if left is None:
                     if c.lost and now_m is not None:  # unknown: taken as it is
                         raw = raws.get(c.id)
                         expected[c.id] = SeenEntry(entry_hash(now_m, raw), now_m.to_dict(), raw, 0)
                     else:
                         expected.pop(c.id, None)
                     continue
-                after = store.visible(c.after_memory())
+                after = store.visible(left)
                 if after is None:
                     expected.pop(c.id, None)
                     continue
                 position = expected[c.id].position if c.id in expected else len(expected)
-                if now_m is not None and essence(now_m.to_dict()) == essence(after.to_dict()):
+                now_image = now_m.to_dict() if now_m is not None else None
+                # the entry as memtui left it (most often the very record): no essence to compare
+                if now_image is not None and (
+                    now_m == after or essence(now_image) == essence(after.to_dict())
+                ):
+                    assert now_m is not None
                     raw = raws.get(c.id)
-                    expected[c.id] = SeenEntry(
-                        entry_hash(now_m, raw), now_m.to_dict(), raw, position
-                    )
+                    expected[c.id] = SeenEntry(entry_hash(now_m, raw), now_image, raw, position)
                 else:
                     image = after.to_dict()
                     expected[c.id] = SeenEntry(
