@@ -11,6 +11,8 @@ checkout (`memtui plan --out`), then with the previous code and with this one, e
 own copy of the store (one data folder: the seal key), at the same `MEMTUI_NOW`:
 - open: `open_store(...).memories()` (the floor both others stand on);
 - apply: `memtui apply STORE PLAN --yes` (every pre-approved action);
+- look: `memtui stats STORE`, the first look after the apply (what the agent changed since is
+  told apart from what memtui did: the look takes memtui's transaction in);
 - undo: `memtui undo STORE` of that transaction;
 and whether the two stores (and their sidecar ledgers) are the same bytes after the apply and
 after the undo.
@@ -119,24 +121,26 @@ def bench(folder: Path, before: Path, size: int, users: int, fmt: str) -> None:
     del text
     results: dict[str, dict[str, tuple[float, float, float]]] = {n: {} for n in sources}
     same: dict[str, bool] = {}
-    for step in ("open", "apply", "undo"):
+    for step in ("open", "apply", "look", "undo"):
         for name, code in sources.items():
             store = str(stores[name])
             if step == "open":
                 cmd = [sys.executable, "-c", _OPEN, store]
             elif step == "apply":
                 cmd = [sys.executable, "-m", "memtui", "apply", store, str(plans[name]), "--yes"]
+            elif step == "look":
+                cmd = [sys.executable, "-m", "memtui", "stats", store]
             else:
                 cmd = [sys.executable, "-m", "memtui", "undo", store]
             results[name][step] = run(cmd, code)
-        if step != "open":
+        if step in ("apply", "undo"):
             same[step] = stores["before"].read_bytes() == stores["after"].read_bytes() and (
                 _ledger(stores["before"], stores["after"]) == _ledger(stores["after"], None)
             )
-    for step in ("open", "apply", "undo"):
+    for step in ("open", "apply", "look", "undo"):
         b, a = results["before"][step], results["after"][step]
         extra = ""
-        if step != "open":
+        if step in ("apply", "undo"):
             past = (b[2] - results["before"]["open"][2], a[2] - results["after"]["open"][2])
             extra = f"   {past[0]:>6.0f} / {past[1]:>6.0f}"
             extra += "   same bytes" if same[step] else "   DIFFERENT bytes"
