@@ -227,7 +227,6 @@ def test_restore_outside_brings_back_what_outside_showed_as_before(
     assert entry["content"] == original["content"]
 
 
-
 def test_after_memtuis_own_change_only_what_the_agent_changed_next_is_counted(
     fixture_copy: Callable[[str], Path], cli: Cli
 ) -> None:
