@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import orjson
@@ -77,3 +78,21 @@ def with_layout(rendered: bytes, layout: tuple[bool, bytes] | None) -> bytes:
         return rendered if rendered[end:] == tail else b"".join((memoryview(rendered)[:end], tail))
     out = rendered[:end].replace(b"\n", b"\r\n")  # JSON text holds no raw line feed in a string
     return out + tail
+
+
+def layout_parts(parts: Iterable[bytes], layout: tuple[bool, bytes] | None) -> Iterator[bytes]:
+    """`with_layout` of the pieces' bytes, a piece at a time."""
+    if layout is None:
+        yield from parts
+        return
+    crlf, tail = layout
+    held = b""  # blanks at the end of the pieces so far: the file's end, unless more follows
+    for part in parts:
+        body = part.rstrip(b" \t\r\n")
+        if not body:
+            held += part
+            continue
+        chunk = held + body
+        yield chunk.replace(b"\n", b"\r\n") if crlf else chunk
+        held = part[len(body) :]
+    yield tail

@@ -12,19 +12,46 @@ import gzip
 import os
 import re
 import zlib
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memtui.errors import NotFoundError, StoreFormatError
-from memtui.stores.file.files import atomic_write, read_bytes, writing
+from memtui.stores.file.files import CHUNK, Hashed, atomic_write, file_chunks, read_bytes, writing
 
 _GZIP_MAGIC = b"\x1f\x8b"  # no JSON text starts with these bytes
 
 
 def is_packed(data: bytes) -> bool:
     return data[:2] == _GZIP_MAGIC
+
+
+class SourceChanged(Exception):
+    """The store file was not the one its hash said while its backup was made."""
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        read_bytes(path)  # names the problem in one line
+        raise
+
+
+def _chunks(data: bytes | Path) -> Iterable[bytes]:
+    if isinstance(data, bytes):
+        view = memoryview(data)
+        return (bytes(view[n : n + CHUNK]) for n in range(0, len(data), CHUNK))
+    return file_chunks(data)
+
+
+def _gzipped(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """`gzip.compress(data, 6, mtime=0)` of the chunks' bytes, a chunk at a time."""
+    packer = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: gzip's header and trailer
+    for chunk in chunks:
+        yield packer.compress(chunk)
+    yield packer.flush()
 
 
 def unpack(data: bytes, path: Path) -> bytes:
@@ -85,7 +112,10 @@ class BackupShelf:
         )
         return ours + others
 
-    def add(self, data: bytes, at: datetime, tx_id: int) -> Backup:
+    def add(self, data: bytes | Path, at: datetime, tx_id: int, sha: str | None = None) -> Backup:
+        """Keep `data`: the store's bytes, or its file (copied a chunk at a time; `sha`: the
+        hash its bytes must have, else `SourceChanged` and no backup is left)."""
+        size = len(data) if isinstance(data, bytes) else _size(data)
         try:
             self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as e:
@@ -100,27 +130,44 @@ class BackupShelf:
         path = self.folder / name
         previous = next(iter(self.list()), None)
         try:
-            if previous is not None and self._same(previous, data):
+            if previous is not None and self._same(previous, data, size, sha):
                 with contextlib.suppress(OSError):
                     os.link(previous.path, path)
                     return Backup(name, path, at, tx_id, previous.size)
-            with writing(path, len(data)):
-                atomic_write(path, data, mode=0o600)
+            copied = Hashed(_chunks(data))
+
+            def check() -> None:
+                if sha is not None and copied.sha != sha:
+                    raise SourceChanged
+
+            with writing(path, size):
+                atomic_write(path, copied, mode=0o600, before_rename=check)
         except BaseException:  # an interrupt once the file was in place: no backup is left
             with contextlib.suppress(OSError):
                 path.unlink()
             raise
-        return Backup(name, path, at, tx_id, len(data))
+        return Backup(name, path, at, tx_id, copied.size)
 
-    def _same(self, backup: Backup, data: bytes) -> bool:
-        """Whether `backup` holds `data` (compared only when the sizes allow it)."""
+    def _same(self, backup: Backup, data: bytes | Path, size: int, sha: str | None) -> bool:
+        """Whether `backup` holds `data` (of `size` bytes, hashing to `sha` when given),
+        compared a chunk at a time and only when the sizes allow it."""
         try:
             with open(backup.path, "rb") as f:
-                head = f.read(2)
-            if not is_packed(head) and backup.size != len(data):
+                packed = is_packed(f.read(2))
+                if packed:  # gzip ends with the unpacked size, modulo 2**32
+                    f.seek(-4, os.SEEK_END)
+                    if int.from_bytes(f.read(4), "little") != size & 0xFFFFFFFF:
+                        return False
+            if not packed and backup.size != size:
                 return False
-            return self.read(backup) == data
-        except (OSError, StoreFormatError):
+            ours = Hashed(_chunks(data))
+            with gzip.open(backup.path) if packed else open(backup.path, "rb") as theirs:
+                for chunk in ours:
+                    if theirs.read(len(chunk)) != chunk:
+                        return False
+                same = not theirs.read(1)
+            return same and (sha is None or ours.sha == sha)
+        except (OSError, EOFError, zlib.error, StoreFormatError):
             return False
 
     def read(self, backup: Backup) -> bytes:
@@ -145,9 +192,10 @@ class BackupShelf:
                     continue
                 if st.st_size <= PACK_OVER:
                     continue
-                data = read_bytes(backup.path)
-                if not is_packed(data):
-                    atomic_write(backup.path, gzip.compress(data, 6, mtime=0), mode=0o600)
+                with open(backup.path, "rb") as f:
+                    plain = not is_packed(f.read(2))
+                if plain:
+                    atomic_write(backup.path, _gzipped(file_chunks(backup.path)), mode=0o600)
                 packed[key] = backup.path
 
     def discard(self, backup: Backup) -> None:

@@ -10,7 +10,7 @@ import os
 import socket
 import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +66,50 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+CHUNK = 1 << 20
+
+
+def file_sha256(path: Path) -> str:
+    """`sha256` of a file's bytes, read a chunk at a time (a one-line error if unreadable)."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        read_bytes(path)  # names the problem in one line
+        raise
+
+
+def file_chunks(path: Path) -> Iterator[bytes]:
+    """A file's bytes a chunk at a time (a one-line error if it cannot be opened)."""
+    try:
+        f = open(path, "rb")  # noqa: SIM115 (closed when the chunks end or are dropped)
+    except OSError:
+        read_bytes(path)
+        raise
+    with f:
+        while chunk := f.read(CHUNK):
+            yield chunk
+
+
+class Hashed:
+    """Chunks passed on as they are, their sha256 and length counted on the way."""
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self._chunks = chunks
+        self._hash = hashlib.sha256()
+        self.size = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._chunks:
+            self._hash.update(chunk)
+            self.size += len(chunk)
+            yield chunk
+
+    @property
+    def sha(self) -> str:
+        return self._hash.hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class FileStamp:
     """What `stat` says about a file: a cheap check that it is unchanged."""
@@ -98,10 +142,10 @@ def real_path(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def write_temp(path: Path, data: bytes, mode: int, mark: str) -> Path:
-    """`data` in a new file `.<name><mark><pid>.<hex>` beside `path`, fsynced, with `mode`;
-    created exclusively (a link planted at its name is never followed), removed again if the
-    write fails."""
+def write_temp(path: Path, data: bytes | Iterable[bytes], mode: int, mark: str) -> Path:
+    """`data` (or its chunks in turn) in a new file `.<name><mark><pid>.<hex>` beside `path`,
+    fsynced, with `mode`; created exclusively (a link planted at its name is never followed),
+    removed again if the write fails."""
     while True:
         tmp = path.with_name(f".{path.name}{mark}{os.getpid()}.{os.urandom(4).hex()}")
         try:
@@ -110,9 +154,10 @@ def write_temp(path: Path, data: bytes, mode: int, mark: str) -> Path:
             continue
         break
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        for chunk in (data,) if isinstance(data, bytes) else data:
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view) :]
         os.fchmod(fd, mode)
         os.fsync(fd)
     except BaseException:
@@ -126,7 +171,7 @@ def write_temp(path: Path, data: bytes, mode: int, mark: str) -> Path:
 
 def atomic_write(
     path: Path,
-    data: bytes,
+    data: bytes | Iterable[bytes],
     mode: int | None = None,
     *,
     before_rename: Callable[[], None] | None = None,

@@ -9,7 +9,7 @@ kept beside the packed value (they are no part of its hash: a touch is no change
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -104,6 +104,9 @@ class FolderStore(Store):
         data, self._times = _read(self.file, self.kind, self.patterns)
         return data
 
+    def _data_if_changed(self) -> bytes | None:
+        return self._read_data()  # a folder's backup is its members' image: always made
+
     def _parse(self, data: bytes) -> tuple[StoreFormat, Document]:
         fmt, doc = parse_store(data, self.path)
         _with_times(doc, getattr(self, "_times", {}))
@@ -112,7 +115,10 @@ class FolderStore(Store):
     def _clean_up(self) -> None:
         folder_tx.recover(self.file, self.sidecar)
 
-    def _write_data(self, data: bytes, mode: int | None, before_rename: Callable[[], None]) -> None:
+    def _write_data(
+        self, data: bytes | Iterable[bytes], mode: int | None, before_rename: Callable[[], None]
+    ) -> None:
+        data = data if isinstance(data, bytes) else b"".join(data)
         before = folder_tx.read_members(self.file, self._names())
         current = orjson.loads(data)["files"]
         after = {name: text.encode("utf-8") for name, text in current.items()}

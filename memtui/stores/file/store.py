@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,12 +21,21 @@ from memtui import interrupts
 from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormatError
 from memtui.jsonout import dumps
 from memtui.model import Memory, same_except
-from memtui.stores.detect import parse_store, with_layout
+from memtui.stores.detect import layout_parts, parse_store, with_layout
 from memtui.stores.file import preview
-from memtui.stores.file.backups import DEFAULT_KEEP, Backup, BackupShelf, is_packed, unpack
+from memtui.stores.file.backups import (
+    DEFAULT_KEEP,
+    Backup,
+    BackupShelf,
+    SourceChanged,
+    is_packed,
+    unpack,
+)
 from memtui.stores.file.files import (
     FileStamp,
+    Hashed,
     atomic_write,
+    file_sha256,
     read_bytes,
     real_path,
     remove_stale_temp_files,
@@ -201,6 +210,11 @@ class Store(LedgerViews, LedgerAudit):
     def _read_data(self) -> bytes:
         return read_bytes(self.file)
 
+    def _data_if_changed(self) -> bytes | None:
+        """The file's bytes, or None where they are the ones last read or written (hashed a
+        chunk at a time, not held: a commit's backup then copies the file)."""
+        return None if file_sha256(self.file) == self._sha else self._read_data()
+
     def _parse(self, data: bytes) -> tuple[StoreFormat, Document]:
         return parse_store(data, self.path)
 
@@ -210,7 +224,9 @@ class Store(LedgerViews, LedgerAudit):
     def _clean_up(self) -> None:
         remove_stale_temp_files(self.file.parent, self.file.name)
 
-    def _write_data(self, data: bytes, mode: int | None, before_rename: Callable[[], None]) -> None:
+    def _write_data(
+        self, data: bytes | Iterable[bytes], mode: int | None, before_rename: Callable[[], None]
+    ) -> None:
         atomic_write(self.file, data, mode=mode, before_rename=before_rename)
 
     # -- the ledger --------------------------------------------------------------------------
@@ -391,12 +407,13 @@ class Store(LedgerViews, LedgerAudit):
         earlier: bytes | Callable[[], bytes | None] | None,
         progress: CommitProgress | None,
     ) -> Transaction | None:
-        data = self._read_data()
-        stamp = self._stamp_now()
-        sha = sha256(data)
+        stamp = self._stamp_now()  # before the bytes: a later replacement is caught at the end
+        data = self._data_if_changed()
+        sha = self._sha if data is None else sha256(data)
         if sha == self._sha:
             fmt, base = self.format, self._doc
         else:
+            assert data is not None
             fmt, base = self._parse(data)
         if fmt.name != self.format.name:
             raise ConflictError(
@@ -507,7 +524,10 @@ class Store(LedgerViews, LedgerAudit):
             held = True
 
         try:
-            backup = self._shelf.add(data, now, tx_id)
+            try:
+                backup = self._shelf.add(self.file if data is None else data, now, tx_id, sha)
+            except SourceChanged:
+                raise _Overtaken from None
             saving.end()
             tx = Transaction(
                 tx_id,
@@ -531,11 +551,13 @@ class Store(LedgerViews, LedgerAudit):
             )
             del data  # in the backup now, read again only by a format that keeps bytes
             recording = Stage(progress, "ledger", len(images))
+            new_data: bytes | Hashed
             if in_file:
                 doc.header["journal"] = [*doc.header.get("journal", []), tx.to_dict()]
                 recording.end()
                 writing = Stage(progress, "writing", 1)
-                new_data = with_layout(fmt.render(doc, now), layout)
+                # made while it is written: the new file is never whole in memory
+                new_data = Hashed(layout_parts(fmt.render_parts(doc, now), layout))
             else:
                 assert self._ledger is not None
                 cut = self._settle(ledger)
@@ -546,11 +568,13 @@ class Store(LedgerViews, LedgerAudit):
                 self._ledger.add_pending(tx)  # written ahead: the file follows
                 recording.end()
                 writing = Stage(progress, "writing", 1)
-            doc.header.pop("sources", None)
             if self._stamp_now() != stamp:
                 raise _Overtaken
-            with writing_to(self.file, len(new_data)):
+            # (the size of the file it replaces, for a file made while it is written)
+            needs = len(new_data) if isinstance(new_data, bytes) else getattr(stamp, "size", None)
+            with writing_to(self.file, needs):
                 self._write_data(new_data, fmt.rewrite_mode, at_commit)
+            doc.header.pop("sources", None)
             writing.end()
         except BaseException as e:
             # the transaction did not happen: neither does its backup, nor its ledger entry
@@ -573,7 +597,8 @@ class Store(LedgerViews, LedgerAudit):
             tx.state = "committed"
         self._shelf.prune({t.backup for t in history if t.backup} | {backup.name})
         self.format, self._doc = fmt, doc
-        self._sha, self._stamp = sha256(new_data), self._stamp_now()
+        self._sha = sha256(new_data) if isinstance(new_data, bytes) else new_data.sha
+        self._stamp = self._stamp_now()
         # the ledger as a fresh read would give it, without reading it
         kept = [t for t in history if t.id not in cut]
         self._ledger_cache = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -61,6 +62,11 @@ class StoreFormat(Protocol):
     def parse(self, value: Any, path: Path) -> Document: ...
 
     def render(self, doc: Document, now: datetime | None) -> bytes: ...
+
+    def render_parts(self, doc: Document, now: datetime | None) -> Iterator[bytes]:
+        """`render`'s bytes a piece at a time, each made when it is reached (a commit writes
+        a big store without its whole file in memory)."""
+        ...
 
     def decode(self, raw: dict[str, Any], path: Path) -> Memory:
         """One record of this format (as `encode` wrote it) back into a Memory."""
@@ -138,6 +144,9 @@ class FormatDefaults:
         self: StoreFormat, memory: Memory, image: dict[str, Any], base: dict[str, Any] | None
     ) -> tuple[dict[str, Any] | None, bool]:
         return self.encode(memory, base), False
+
+    def render_parts(self: StoreFormat, doc: Document, now: datetime | None) -> Iterator[bytes]:
+        yield self.render(doc, now)
 
     def new_id(self, doc: Document, now: datetime) -> str:
         return self.traits.ids.fresh(doc.memories.keys(), now)

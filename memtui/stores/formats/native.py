@@ -8,9 +8,9 @@ lives in the same file, so a commit and its ledger entry land together.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
-from itertools import chain
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
@@ -153,17 +153,40 @@ class NativeFormat(FormatDefaults):
         return _compact(image), True  # the image compacts to its record
 
     def render(self, doc: Document, now: datetime | None) -> bytes:
+        return b"".join(self.render_parts(doc, now))
+
+    def render_parts(self, doc: Document, now: datetime | None) -> Iterator[bytes]:
+        """The file's JSON object a table at a time, the records `_PART_ROWS` at a time (one
+        part's dicts made at once), the journal a transaction at a time."""
         header = doc.header
         meta_table = dict(header.get("meta_table") or {})
         meta_table[header.get("meta_key", "1")] = header["meta"]
-        ours = {
-            "memories": {str(n): doc.raws[i] for n, i in enumerate(doc.memories, start=1)},
-            "journal": {str(n): tx for n, tx in enumerate(header["journal"], start=1)},
-            "meta": meta_table,
+        raws = doc.raws
+        ours: dict[str, tuple[int, Callable[[], Iterator[tuple[str, Any]]]]] = {
+            "memories": (
+                _PART_ROWS,
+                lambda: ((str(n), raws[i]) for n, i in enumerate(doc.memories, start=1)),
+            ),
+            "journal": (1, lambda: ((str(n), tx) for n, tx in enumerate(header["journal"], 1))),
+            "meta": (_PART_ROWS, lambda: iter(meta_table.items())),
         }
-        tables = dict(header.get("tables") or {})
+        tables: dict[str, Any] = dict(header.get("tables") or {})
         tables.update(ours)  # in the file's table order; ours where they were (or at the end)
-        return dumps(tables)
+        yield b"{"
+        for n, (name, table) in enumerate(tables.items()):
+            yield (b"," if n else b"") + dumps(name) + b":"
+            if name not in ours:
+                yield dumps(table)
+                continue
+            yield b"{"
+            size, made = ours[name]
+            rows = made()
+            first = True
+            while part := dict(islice(rows, size)):
+                yield (b"" if first else b",") + dumps(part)[1:-1]
+                first = False
+            yield b"}"
+        yield b"}"
 
     def successor(self, raw: dict[str, Any], current: dict[str, Any] | None) -> dict[str, Any]:
         """The record to write over `current` (this format keeps no version counter)."""
@@ -186,6 +209,7 @@ _NEXT_RECORD = re.compile(rb'\},"(\d+)":\{')
 string a quote is escaped; where this matches inside a record's nested object, a slice is
 not JSON and the file is read whole)."""
 _SLICE_BYTES = 8 << 20
+_PART_ROWS = 5000
 
 
 class _NotSliceable(Exception):
