@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 from tinydb import TinyDB
 
 from memtui.model import Memory
-from memtui.stores import Change, create_native_store, open_store
+from memtui.stores import Change, create_native_store, ledger, open_store
 from memtui.stores.detect import layout_parts, with_layout
 from memtui.stores.file.backups import BackupShelf, SourceChanged
 from memtui.stores.file.files import sha256
+from memtui.stores.ledger import encoded_entry
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 
@@ -147,3 +148,55 @@ def test_a_file_written_a_piece_at_a_time_ends_as_the_whole_would(
     parts: list[bytes], layout: tuple[bool, bytes] | None
 ) -> None:
     assert b"".join(layout_parts(iter(parts), layout)) == with_layout(b"".join(parts), layout)
+
+
+def test_a_transaction_just_committed_is_written_and_read_back_as_its_whole_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ledger, "_CHANGES_A_PART", 7)  # several parts in a small store
+    path = _native(tmp_path / "n.json", 40)
+    store = open_store(path)
+    changes = [
+        Change(m, m.with_(content=f"{m.content}, edited", importance=0.25))
+        for m in store.memories()[:30]
+    ]
+    tx = store.commit(changes, actor="user", kind="edit", reason='a "quoted" reason', now=NOW)
+    entry = encoded_entry(tx)
+    assert b"".join(entry.parts) == orjson.dumps(tx.to_dict())
+    assert len(entry.parts) == 1 + 5 + 1
+    written = orjson.loads(path.read_bytes())["journal"]["2"]
+    assert written == tx.to_dict()
+    assert store.journal_bytes() == len(orjson.dumps(orjson.loads(path.read_bytes())["journal"]))
+    # the same store object goes on: its history, an undo and the file it writes then
+    [_, again] = store.transactions()
+    assert (again.id, again.reason, len(again.changes)) == (2, 'a "quoted" reason', 30)
+    store.undo(2, now=NOW + timedelta(minutes=1))
+    assert [m.content for m in open_store(path).memories()[:2]] == ["memory 0", "memory 1"]
+    assert [t.id for t in open_store(path).transactions()] == [1, 2, 3]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["id", "at", "kind", "z"]), _JSON, max_size=4),
+    st.lists(_JSON, max_size=12),
+    st.integers(0, 4),
+    _JSON,
+)
+def test_a_journal_entry_written_a_part_at_a_time_is_its_json(
+    others: dict[str, object], changes: list[object], where: int, odd: object
+) -> None:
+    keys = list(others)
+    at = min(where, len(keys))
+    entry = {k: others[k] for k in keys[:at]} | {"changes": changes}
+    entry |= {k: others[k] for k in keys[at:]}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ledger, "_CHANGES_A_PART", 5)
+        assert b"".join(ledger.entry_parts(entry)) == orjson.dumps(entry)
+        assert b"".join(ledger.entry_parts(odd)) == orjson.dumps(odd)  # not a transaction

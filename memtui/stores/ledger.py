@@ -9,9 +9,10 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -410,6 +411,58 @@ def _memory(image: dict[str, Any] | None, ident: str) -> Memory | None:
         ) from None
 
 
+@dataclass(frozen=True, slots=True)
+class EncodedEntry:
+    """A journal entry as its compact JSON, in pieces: how a native store holds the entry of
+    a transaction it has just committed (a whole-store transaction's dicts take about two and
+    a half times its bytes, and only a later read needs them)."""
+
+    parts: tuple[bytes, ...]
+
+    def value(self) -> Any:
+        return orjson.loads(b"".join(self.parts))
+
+    @property
+    def size(self) -> int:
+        return sum(len(part) for part in self.parts)
+
+
+_CHANGES_A_PART = 5000
+
+
+def encoded_entry(tx: Transaction) -> EncodedEntry:
+    """`dumps(tx.to_dict())`, its changes' dicts made a part at a time."""
+    return EncodedEntry(
+        tuple(entry_parts(tx.to_dict(changes=False), (c.to_dict() for c in tx.changes)))
+    )
+
+
+def entry_parts(entry: Any, changes: Iterable[Any] | None = None) -> Iterator[bytes]:
+    """`dumps(entry)` a part at a time: a journal entry's changes (`changes`, else its own)
+    `_CHANGES_A_PART` at a time; an entry memtui cannot read is written back as it is."""
+    if isinstance(entry, EncodedEntry):
+        yield from entry.parts
+        return
+    if not isinstance(entry, dict) or not isinstance(entry.get("changes"), list):
+        yield dumps(entry)
+        return
+    keys = list(entry)
+    at = keys.index("changes")
+    rest = {k: entry[k] for k in keys[at + 1 :]}
+    yield (dumps({k: entry[k] for k in keys[:at]})[:-1] + b"," if at else b"{") + b'"changes":['
+    rows = iter(entry["changes"] if changes is None else changes)
+    first = True
+    while part := list(islice(rows, _CHANGES_A_PART)):
+        yield dumps(part)[1:-1] if first else b"," + dumps(part)[1:-1]
+        first = False
+    yield b"]," + dumps(rest)[1:] if rest else b"]}"
+
+
+def journal_value(entry: Any) -> Any:
+    """A journal entry's JSON value (an `EncodedEntry` read back)."""
+    return entry.value() if isinstance(entry, EncodedEntry) else entry
+
+
 def read_journal(
     entries: list[Any], current: Mapping[str, Memory] | None = None
 ) -> tuple[list[Transaction], list[str]]:
@@ -418,7 +471,7 @@ def read_journal(
     txs, problems = [], []
     for number, entry in enumerate(entries, start=1):
         try:
-            txs.append(Transaction.from_dict(entry))
+            txs.append(Transaction.from_dict(journal_value(entry)))
         except LedgerEntryError as e:
             problems.append(f"journal entry {number} is damaged ({e})")
     resolve_later(txs, current or {})

@@ -10,7 +10,7 @@ from memtui.jsonout import dumps
 from memtui.stores.detect import with_layout
 from memtui.stores.file.files import atomic_write, read_bytes, sha256, writing
 from memtui.stores.file.store import Store
-from memtui.stores.ledger import LedgerEntryError, Transaction
+from memtui.stores.ledger import LedgerEntryError, Transaction, journal_value
 
 
 def repair(store: Store, now: datetime) -> list[str]:
@@ -58,7 +58,7 @@ def _move_damaged_journal_entries(store: Store, stamp: str, now: datetime) -> li
         raise MemtuiError(f"{store.path}: changed since memtui read it; run doctor again")
     doc = store.document()
     good, bad = [], []
-    for entry in doc.header.get("journal", []):
+    for entry in map(journal_value, doc.header.get("journal", [])):
         try:
             Transaction.from_dict(entry)
             good.append(entry)

@@ -47,9 +47,11 @@ from memtui.stores.file.sidecar import check_writable, sidecar_problems
 from memtui.stores.formats.document import Document, HeaderImages, StoreFormat
 from memtui.stores.ledger import (
     ChangeImage,
+    EncodedEntry,
     LedgerViews,
     SidecarLedger,
     Transaction,
+    encoded_entry,
     image_diff,
     image_fingerprint,
     read_journal,
@@ -172,7 +174,9 @@ class Store(LedgerViews, LedgerAudit):
         if not self.format.traits.ledger_in_store:
             return None
         journal = self._doc.header.get("journal") or []
-        return len(dumps({str(n): tx for n, tx in enumerate(journal, start=1)}))
+        values = sum(e.size if isinstance(e, EncodedEntry) else len(dumps(e)) for e in journal)
+        keys = sum(len(str(n)) + 4 for n in range(1, len(journal) + 1))  # "n": and a comma
+        return 1 + keys + values if journal else 2
 
     def file_bytes(self) -> int | None:
         """The store file's size as memtui last read or wrote it (None: not a regular file,
@@ -553,7 +557,7 @@ class Store(LedgerViews, LedgerAudit):
             recording = Stage(progress, "ledger", len(images))
             new_data: bytes | Hashed
             if in_file:
-                doc.header["journal"] = [*doc.header.get("journal", []), tx.to_dict()]
+                doc.header["journal"] = [*doc.header.get("journal", []), encoded_entry(tx)]
                 recording.end()
                 writing = Stage(progress, "writing", 1)
                 # made while it is written: the new file is never whole in memory

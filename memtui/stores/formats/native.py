@@ -36,6 +36,7 @@ from memtui.stores.formats.fields import (
 )
 from memtui.stores.formats.pi_json import PiJsonError, read_checked
 from memtui.stores.formats.records import Records
+from memtui.stores.ledger import entry_parts
 from memtui.times import format_iso, parse_iso
 from memtui.traits import OWN_IDS, FormatTraits
 
@@ -183,7 +184,12 @@ class NativeFormat(FormatDefaults):
             rows = made()
             first = True
             while part := dict(islice(rows, size)):
-                yield (b"" if first else b",") + dumps(part)[1:-1]
+                if name == "journal":  # a transaction can hold every entry of the store
+                    ((key, entry),) = part.items()
+                    yield (b"" if first else b",") + dumps(key) + b":"
+                    yield from entry_parts(entry)
+                else:
+                    yield (b"" if first else b",") + dumps(part)[1:-1]
                 first = False
             yield b"}"
         yield b"}"
