@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import Any
 
 import orjson
@@ -30,6 +32,25 @@ def dumps(value: Any, *, indent: bool = False) -> bytes:
     except orjson.JSONEncodeError:
         pass
     return dumps_text(value, indent=indent).encode("utf-8")
+
+
+def dumps_in_parts(
+    value: dict[str, Any], key: str, rows: Iterable[Any], *, pairs: bool = False, size: int = 5000
+) -> Iterator[bytes]:
+    """`dumps(value)` a part at a time, with `value[key]` written from `rows`, `size` rows a
+    part: a list of the rows, or (`pairs`) an object of the rows as (key, value) pairs."""
+    keys = list(value)
+    at = keys.index(key)
+    rest = {k: value[k] for k in keys[at + 1 :]}
+    opening, closing = (b"{", b"}") if pairs else (b"[", b"]")
+    yield (dumps({k: value[k] for k in keys[:at]})[:-1] + b"," if at else b"{") + dumps(key)
+    yield b":" + opening
+    rows = iter(rows)
+    first = True
+    while part := (dict if pairs else list)(islice(rows, size)):
+        yield dumps(part)[1:-1] if first else b"," + dumps(part)[1:-1]
+        first = False
+    yield closing + (b"," + dumps(rest)[1:] if rest else b"}")
 
 
 def dumps_text(value: Any, *, indent: bool = False, spaced: bool = False) -> str:

@@ -15,7 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tinydb import TinyDB
 
+from memtui.jsonout import dumps_in_parts
 from memtui.model import Memory
+from memtui.service import Service
 from memtui.stores import Change, create_native_store, ledger, open_store
 from memtui.stores.detect import layout_parts, with_layout
 from memtui.stores.file.backups import BackupShelf, SourceChanged
@@ -163,7 +165,8 @@ def test_a_transaction_just_committed_is_written_and_read_back_as_its_whole_json
     tx = store.commit(changes, actor="user", kind="edit", reason='a "quoted" reason', now=NOW)
     entry = encoded_entry(tx)
     assert b"".join(entry.parts) == orjson.dumps(tx.to_dict())
-    assert len(entry.parts) == 1 + 5 + 1
+    per_part = [part.count(b'{"id":"n') for part in entry.parts]  # changes made at once
+    assert sum(per_part) == 30 and max(per_part) == 7
     written = orjson.loads(path.read_bytes())["journal"]["2"]
     assert written == tx.to_dict()
     assert store.journal_bytes() == len(orjson.dumps(orjson.loads(path.read_bytes())["journal"]))
@@ -200,3 +203,30 @@ def test_a_journal_entry_written_a_part_at_a_time_is_its_json(
         patch.setattr(ledger, "_CHANGES_A_PART", 5)
         assert b"".join(ledger.entry_parts(entry)) == orjson.dumps(entry)
         assert b"".join(ledger.entry_parts(odd)) == orjson.dumps(odd)  # not a transaction
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["at", "digest", "z"]), _JSON, max_size=3),
+    st.dictionaries(st.text(max_size=3), _JSON, max_size=12),
+    st.integers(0, 3),
+)
+def test_an_object_written_a_part_at_a_time_is_its_json(
+    others: dict[str, object], rows: dict[str, object], where: int
+) -> None:
+    keys = list(others)
+    at = min(where, len(keys))
+    value = {k: others[k] for k in keys[:at]} | {"entries": rows}
+    value |= {k: others[k] for k in keys[at:]}
+    written = dumps_in_parts(value, "entries", rows.items(), pairs=True, size=5)
+    assert b"".join(written) == orjson.dumps(value)
+
+
+def test_the_state_memtui_saw_is_written_as_its_json(tmp_path: Path) -> None:
+    path = _native(tmp_path / "n.json", 12)
+    service = Service()
+    service.outside.look(open_store(path))  # the first look records what memtui sees
+    [seen] = (path.parent / (path.name + ".memtui")).glob("**/seen.json.gz")
+    state = orjson.loads(gzip.decompress(seen.read_bytes()))
+    assert sorted(state["entries"]) == sorted(f"n{i}" for i in range(12))
+    assert gzip.decompress(seen.read_bytes()) == orjson.dumps(state)

@@ -12,14 +12,13 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from memtui.errors import MemtuiError, NotFoundError, StoreFormatError
-from memtui.jsonout import dumps
+from memtui.jsonout import dumps, dumps_in_parts
 from memtui.model import Memory
 from memtui.stores.file.files import atomic_write, write_failure, writing
 from memtui.times import format_iso, parse_iso_or_none
@@ -349,24 +348,7 @@ class Transaction:
             raise LedgerEntryError(f"transaction {ident}: 'at' is not a time: {at_text[:40]!r}")
         changes = _field(d, "changes", list, optional=True) or []
         for change in changes:
-            if not (
-                isinstance(change, dict)
-                and isinstance(change.get("id"), str)
-                and all(
-                    isinstance(change.get(k), dict | None)
-                    for k in ("before", "after", "before_raw", "after_raw", "diff")
-                )
-                and type(change.get("position")) in (int, type(None))
-                and (
-                    change.get("diff") is None
-                    or (
-                        isinstance(change.get("after_fp"), str)
-                        and all(
-                            isinstance(v, list) and len(v) == 2 for v in change["diff"].values()
-                        )
-                    )
-                )
-            ):
+            if not (_plainly_sound(change) or _sound(change)):
                 raise LedgerEntryError(f"transaction {ident}: a change is damaged")
         return cls(
             id=ident,
@@ -383,6 +365,57 @@ class Transaction:
             header_before=_field(d, "header_before", dict, optional=True),
             header_after=_field(d, "header_after", dict, optional=True),
         )
+
+
+_OPT_INT = (int, type(None))
+
+
+def _plainly_sound(change: Any) -> bool:
+    """`_sound` for a change as JSON gives it (exact types), without a call per field."""
+    if type(change) is not dict:
+        return False
+    get = change.get
+    before, after, before_raw, after_raw = (
+        get("before"),
+        get("after"),
+        get("before_raw"),
+        get("after_raw"),
+    )
+    diff = get("diff")
+    if not (
+        type(get("id")) is str
+        and type(get("position")) in _OPT_INT
+        and (before is None or type(before) is dict)
+        and (after is None or type(after) is dict)
+        and (before_raw is None or type(before_raw) is dict)
+        and (after_raw is None or type(after_raw) is dict)
+    ):
+        return False
+    if diff is None:
+        return True
+    if type(diff) is not dict or type(get("after_fp")) is not str:
+        return False
+    return all(type(pair) is list and len(pair) == 2 for pair in diff.values())
+
+
+def _sound(change: Any) -> bool:
+    """Whether a journal change holds what a change needs, of the types it needs."""
+    return (
+        isinstance(change, dict)
+        and isinstance(change.get("id"), str)
+        and all(
+            isinstance(change.get(k), dict | None)
+            for k in ("before", "after", "before_raw", "after_raw", "diff")
+        )
+        and type(change.get("position")) in (int, type(None))
+        and (
+            change.get("diff") is None
+            or (
+                isinstance(change.get("after_fp"), str)
+                and all(isinstance(v, list) and len(v) == 2 for v in change["diff"].values())
+            )
+        )
+    )
 
 
 class LedgerEntryError(ValueError):
@@ -446,16 +479,8 @@ def entry_parts(entry: Any, changes: Iterable[Any] | None = None) -> Iterator[by
     if not isinstance(entry, dict) or not isinstance(entry.get("changes"), list):
         yield dumps(entry)
         return
-    keys = list(entry)
-    at = keys.index("changes")
-    rest = {k: entry[k] for k in keys[at + 1 :]}
-    yield (dumps({k: entry[k] for k in keys[:at]})[:-1] + b"," if at else b"{") + b'"changes":['
-    rows = iter(entry["changes"] if changes is None else changes)
-    first = True
-    while part := list(islice(rows, _CHANGES_A_PART)):
-        yield dumps(part)[1:-1] if first else b"," + dumps(part)[1:-1]
-        first = False
-    yield b"]," + dumps(rest)[1:] if rest else b"]}"
+    rows = entry["changes"] if changes is None else changes
+    yield from dumps_in_parts(entry, "changes", rows, size=_CHANGES_A_PART)
 
 
 def journal_value(entry: Any) -> Any:

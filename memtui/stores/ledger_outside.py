@@ -17,7 +17,7 @@ import dataclasses
 import gzip
 import hashlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -26,9 +26,9 @@ from typing import Any
 import orjson
 
 from memtui.errors import MemtuiError
-from memtui.jsonout import dumps
+from memtui.jsonout import dumps, dumps_in_parts
 from memtui.model import Memory
-from memtui.stores.file.files import FileStamp, atomic_write
+from memtui.stores.file.files import FileStamp, atomic_write, gzipped
 from memtui.stores.file.store import Store
 from memtui.stores.ledger import (
     ChangeImage,
@@ -87,7 +87,7 @@ class SeenState:
     # the store's content hash the state was taken from (None: the store has none)
     digest: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, entries: bool = True) -> dict[str, Any]:
         return {
             "at": format_iso(self.at),
             "last_tx": self.last_tx,
@@ -95,8 +95,13 @@ class SeenState:
             "looked_at": format_iso(self.looked_at),
             "looked_event": self.looked_event,
             "digest": self.digest,
-            "entries": {k: v.to_list() for k, v in self.entries.items()},
+            "entries": {k: v.to_list() for k, v in self.entries.items()} if entries else {},
         }
+
+    def parts(self) -> Iterator[bytes]:
+        """`dumps(self.to_dict())`, its entries a part at a time."""
+        rows = ((k, v.to_list()) for k, v in self.entries.items())
+        return dumps_in_parts(self.to_dict(entries=False), "entries", rows, pairs=True)
 
     @classmethod
     def from_dict(cls, d: Any) -> SeenState:
@@ -309,8 +314,8 @@ class OutsideRecord:
 
     def save(self, state: SeenState) -> None:
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        data = gzip.compress(dumps(state.to_dict()), compresslevel=1, mtime=0)
-        atomic_write(self.seen_path, data, mode=0o600)
+        # written as it is made: a whole store's images are never one JSON text in memory
+        atomic_write(self.seen_path, gzipped(state.parts(), 1), mode=0o600)
         stamp = FileStamp.of(self.seen_path)
         self._seen = (stamp, copy.copy(state))
         if stamp is not None:

@@ -12,13 +12,21 @@ import gzip
 import os
 import re
 import zlib
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memtui.errors import NotFoundError, StoreFormatError
-from memtui.stores.file.files import CHUNK, Hashed, atomic_write, file_chunks, read_bytes, writing
+from memtui.stores.file.files import (
+    CHUNK,
+    Hashed,
+    atomic_write,
+    file_chunks,
+    gzipped,
+    read_bytes,
+    writing,
+)
 
 _GZIP_MAGIC = b"\x1f\x8b"  # no JSON text starts with these bytes
 
@@ -44,14 +52,6 @@ def _chunks(data: bytes | Path) -> Iterable[bytes]:
         view = memoryview(data)
         return (bytes(view[n : n + CHUNK]) for n in range(0, len(data), CHUNK))
     return file_chunks(data)
-
-
-def _gzipped(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """`gzip.compress(data, 6, mtime=0)` of the chunks' bytes, a chunk at a time."""
-    packer = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: gzip's header and trailer
-    for chunk in chunks:
-        yield packer.compress(chunk)
-    yield packer.flush()
 
 
 def unpack(data: bytes, path: Path) -> bytes:
@@ -195,7 +195,7 @@ class BackupShelf:
                 with open(backup.path, "rb") as f:
                     plain = not is_packed(f.read(2))
                 if plain:
-                    atomic_write(backup.path, _gzipped(file_chunks(backup.path)), mode=0o600)
+                    atomic_write(backup.path, gzipped(file_chunks(backup.path), 6), mode=0o600)
                 packed[key] = backup.path
 
     def discard(self, backup: Backup) -> None:

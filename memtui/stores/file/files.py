@@ -10,6 +10,7 @@ import os
 import socket
 import stat
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +90,14 @@ def file_chunks(path: Path) -> Iterator[bytes]:
     with f:
         while chunk := f.read(CHUNK):
             yield chunk
+
+
+def gzipped(chunks: Iterable[bytes], level: int) -> Iterator[bytes]:
+    """`gzip.compress(data, level, mtime=0)` of the chunks' bytes, a chunk at a time."""
+    packer = zlib.compressobj(level, zlib.DEFLATED, 31)  # 31: gzip's header and trailer
+    for chunk in chunks:
+        yield packer.compress(chunk)
+    yield packer.flush()
 
 
 class Hashed:
