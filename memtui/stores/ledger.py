@@ -9,11 +9,11 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import orjson
 
@@ -245,22 +245,97 @@ _LOST: dict[str, Any] = {}
 def resolve_later(txs: list[Transaction], current: Mapping[str, Memory]) -> None:
     """`resolve_images`, done when the first compact change's images (or whether they are
     lost) are asked for: reading the ledger to count or list transactions (stats, the
-    history, a commit's next id) costs no images (after a 200k-entry apply: 7 of 11 s)."""
-    compact = [c for tx in txs for c in tx.changes if c.diff is not None]
-    if not compact:
-        return
-    lock = threading.Lock()  # the TUI's workers share one ledger read
+    history, a commit's next id) costs no images (after a 200k-entry apply: 7 of 11 s), and
+    a transaction whose changes are kept as JSON (`JournalChanges`) is not read for them."""
+    lock = threading.RLock()  # the TUI's workers share one ledger read
+    done = False
+    running = False
 
     def resolve() -> None:
+        nonlocal done, running
         with lock:
-            if compact[0]._resolve is None:
-                return  # another thread resolved them meanwhile
-            resolve_images(txs, current)  # (sets the slots itself: no recursion)
-            for change in compact:  # only once every image is made (an interrupt: again)
-                change._resolve = None
+            if done or running:
+                return  # resolved meanwhile (or reading the changes this resolve asked for)
+            running = True
+            try:
+                resolve_images(txs, current)  # (sets the slots itself: no recursion)
+            finally:
+                running = False
+            for tx in txs:  # only once every image is made (an interrupt: again)
+                for change in tx.changes:
+                    change._resolve = None
+            done = True
 
-    for change in compact:
-        change._resolve = resolve
+    def attach(changes: Sequence[ChangeImage]) -> None:
+        if not done:
+            for change in changes:
+                if change.diff is not None:
+                    change._resolve = resolve
+
+    for tx in txs:
+        if isinstance(tx.changes, JournalChanges):
+            tx.changes.when_read(attach, lock)
+        else:
+            attach(tx.changes)
+
+
+class JournalChanges(Sequence["ChangeImage"]):
+    """A journal transaction's changes, kept as the entry's JSON until first asked for:
+    counting and listing transactions needs none of them, and a whole-store transaction's
+    changes take about seven times their bytes as objects."""
+
+    __slots__ = ("_attach", "_count", "_entry", "_items", "_lock")
+
+    def __init__(self, entry: EncodedEntry, count: int) -> None:
+        self._entry: EncodedEntry | None = entry
+        self._count = count
+        self._items: list[ChangeImage] | None = None
+        self._attach: Callable[[Sequence[ChangeImage]], None] | None = None
+        self._lock: threading.RLock | None = None
+
+    def when_read(
+        self, attach: Callable[[Sequence[ChangeImage]], None], lock: threading.RLock
+    ) -> None:
+        self._attach, self._lock = attach, lock
+
+    def _read(self) -> list[ChangeImage]:
+        items = self._items
+        if items is not None:
+            return items
+        with self._lock or contextlib.nullcontext():
+            if self._items is None:
+                assert self._entry is not None
+                value = self._entry.value()
+                items = [ChangeImage.from_dict(c) for c in value["changes"]]
+                if self._attach is not None:
+                    self._attach(items)
+                self._items, self._entry = items, None
+            return self._items
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> ChangeImage: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ChangeImage]: ...
+
+    def __getitem__(self, index: int | slice) -> ChangeImage | list[ChangeImage]:
+        return self._read()[index]
+
+    def __iter__(self) -> Iterator[ChangeImage]:
+        return iter(self._read())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"JournalChanges({self._count} changes)"
 
 
 def resolve_images(txs: list[Transaction], current: Mapping[str, Memory]) -> None:
@@ -298,7 +373,7 @@ class Transaction:
     actor: str
     kind: str
     reason: str
-    changes: list[ChangeImage]
+    changes: Sequence[ChangeImage]
     undoes: int | None = None
     backup: str | None = None
     # "pending" until the store file is written (sidecar ledgers), then "committed" or "aborted".
@@ -334,9 +409,10 @@ class Transaction:
             out["header_after"] = self.header_after
         return out
 
-    @classmethod
-    def from_dict(cls, d: Any, state: str = "committed") -> Transaction:
-        """A transaction as the ledger holds it; LedgerEntryError says what is wrong."""
+    @staticmethod
+    def check(d: Any) -> tuple[int, datetime, list[Any]]:
+        """The id, time and changes of a transaction as the ledger holds it, checked;
+        LedgerEntryError says what is wrong."""
         if not isinstance(d, dict):
             raise LedgerEntryError("is not an object")
         ident = _field(d, "id", int)
@@ -350,6 +426,12 @@ class Transaction:
         for change in changes:
             if not (_plainly_sound(change) or _sound(change)):
                 raise LedgerEntryError(f"transaction {ident}: a change is damaged")
+        return ident, at, changes
+
+    @classmethod
+    def from_dict(cls, d: Any, state: str = "committed") -> Transaction:
+        """A transaction as the ledger holds it; LedgerEntryError says what is wrong."""
+        ident, at, changes = cls.check(d)
         return cls(
             id=ident,
             at=at,
@@ -447,10 +529,13 @@ def _memory(image: dict[str, Any] | None, ident: str) -> Memory | None:
 @dataclass(frozen=True, slots=True)
 class EncodedEntry:
     """A journal entry as its compact JSON, in pieces: how a native store holds the entry of
-    a transaction it has just committed (a whole-store transaction's dicts take about two and
-    a half times its bytes, and only a later read needs them)."""
+    a transaction it has just committed, or of a big one read from the file (a whole-store
+    transaction's dicts take several times its bytes, and only some reads need them)."""
 
     parts: tuple[bytes, ...]
+    # the entry without its changes, and how many it has, where they were checked already
+    head: dict[str, Any] | None = None
+    count: int = 0
 
     def value(self) -> Any:
         return orjson.loads(b"".join(self.parts))
@@ -463,11 +548,30 @@ class EncodedEntry:
 _CHANGES_A_PART = 5000
 
 
+_KEPT_AS_JSON = 512  # changes: a journal entry with more is held as its JSON
+
+
 def encoded_entry(tx: Transaction) -> EncodedEntry:
     """`dumps(tx.to_dict())`, its changes' dicts made a part at a time."""
-    return EncodedEntry(
-        tuple(entry_parts(tx.to_dict(changes=False), (c.to_dict() for c in tx.changes)))
-    )
+    head = tx.to_dict(changes=False)
+    parts = tuple(entry_parts(head, (c.to_dict() for c in tx.changes)))
+    return EncodedEntry(parts, head, len(tx.changes))
+
+
+def kept_entry(entry: Any) -> Any:
+    """A journal entry as read from the file, as the store holds it: a big one whose
+    changes are sound as its JSON (`EncodedEntry`), any other as it is."""
+    if not isinstance(entry, dict):
+        return entry
+    changes = entry.get("changes")
+    if not isinstance(changes, list) or len(changes) < _KEPT_AS_JSON:
+        return entry
+    try:
+        Transaction.check(entry)
+    except LedgerEntryError:
+        return entry  # read as it is, where the ledger says what is wrong with it
+    head = {**entry, "changes": []}
+    return EncodedEntry(tuple(entry_parts(entry)), head, len(changes))
 
 
 def entry_parts(entry: Any, changes: Iterable[Any] | None = None) -> Iterator[bytes]:
@@ -496,7 +600,12 @@ def read_journal(
     txs, problems = [], []
     for number, entry in enumerate(entries, start=1):
         try:
-            txs.append(Transaction.from_dict(journal_value(entry)))
+            if isinstance(entry, EncodedEntry) and entry.head is not None:
+                tx = Transaction.from_dict(entry.head)
+                tx.changes = JournalChanges(entry, entry.count)
+            else:
+                tx = Transaction.from_dict(journal_value(entry))
+            txs.append(tx)
         except LedgerEntryError as e:
             problems.append(f"journal entry {number} is damaged ({e})")
     resolve_later(txs, current or {})
@@ -753,7 +862,7 @@ class SidecarLedger:
             entry["tx"]["changes"] = [c.to_dict() for c in tx.changes]
             return self.append(entry)
 
-    def _append_streamed(self, entry: dict[str, Any], changes: list[ChangeImage]) -> int:
+    def _append_streamed(self, entry: dict[str, Any], changes: Sequence[ChangeImage]) -> int:
         try:
             shell = orjson.dumps(entry)
         except orjson.JSONEncodeError:

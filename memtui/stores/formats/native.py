@@ -36,7 +36,7 @@ from memtui.stores.formats.fields import (
 )
 from memtui.stores.formats.pi_json import PiJsonError, read_checked
 from memtui.stores.formats.records import Records
-from memtui.stores.ledger import entry_parts
+from memtui.stores.ledger import entry_parts, kept_entry
 from memtui.times import format_iso, parse_iso
 from memtui.traits import OWN_IDS, FormatTraits
 
@@ -115,6 +115,10 @@ class NativeFormat(FormatDefaults):
                 raise StoreFormatError(
                     f"{path}: table {name!r} must be an object, got {json_type_name(t)}"
                 )
+        # damaged entries too: the store reports them (and writes nothing) until repaired;
+        # a big one kept as its JSON, its dicts let go of before the records are read
+        transactions = [kept_entry(entry) for entry in journal.values()]
+        journal.clear()
         memories: dict[str, Memory] = {}
         raws = Records()
         share = new_share()
@@ -129,8 +133,6 @@ class NativeFormat(FormatDefaults):
                 memories[memory.id] = memory
                 pack(memory.id, record)
             part.clear()  # its dicts let go of, now packed
-        # damaged entries too: the store reports them (and writes nothing) until repaired
-        transactions = list(journal.values())
         # what memtui does not own (other tables, other meta documents, the table order) is
         # written back as it was
         header = {
