@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memtui.model import Memory
@@ -135,3 +136,52 @@ def test_the_agents_change_after_a_big_transaction_is_told_apart_from_memtuis(
     listed = cli("outside", path).out
     assert "the agent's rewrite" in listed and "m4" not in listed
     assert "the agent added 0, changed 1, removed 0" in cli("stats", path).out
+
+
+@pytest.mark.parametrize("kept_over", [1, 10**9])  # every entry held as its JSON, or none
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    edits=st.lists(
+        st.lists(st.integers(0, 7), min_size=1, max_size=5, unique=True), min_size=1, max_size=5
+    ),
+    order=st.randoms(use_true_random=False),
+)
+def test_images_asked_for_in_any_order_are_the_images_asked_for_newest_first(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    kept_over: int,
+    edits: list[list[int]],
+    order: Any,
+) -> None:
+    monkeypatch.setattr(ledger, "_KEPT_AS_JSON", kept_over)
+    path = tmp_path_factory.mktemp("order") / "n.json"
+    memories = [Memory(id=f"m{i}", content=f"memory {i}", importance=0.5) for i in range(8)]
+    create_native_store(path, memories, now=NOW, kind="import", reason="test")
+    for n, touched in enumerate(edits, start=1):
+        store = open_store(path)
+        store.commit(
+            [
+                Change(store.get(f"m{i}"), store.get(f"m{i}").with_(content=f"take {n}"))
+                for i in touched
+            ],
+            actor="user",
+            kind="edit",
+            reason="",
+            now=NOW + timedelta(minutes=n),
+        )
+
+    def images(txs: list[Any]) -> list[Any]:
+        return [[(c.id, c.lost, c.before, c.after) for c in tx.changes] for tx in txs]
+
+    newest_first = open_store(path).transactions()
+    expected = images(list(reversed(newest_first)))[::-1]
+    shuffled = open_store(path).transactions()
+    picked = list(range(len(shuffled)))
+    order.shuffle(picked)
+    got = {i: images([shuffled[i]])[0] for i in picked}
+    assert [got[i] for i in range(len(shuffled))] == expected
+    assert [c["content"] for c in (ch[3] for ch in expected[-1])] == [f"take {len(edits)}"] * len(
+        edits[-1]
+    )

@@ -5,6 +5,7 @@ memory it touched, and the append-only JSON Lines file that holds it beside non-
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -243,36 +244,42 @@ _LOST: dict[str, Any] = {}
 
 
 def resolve_later(txs: list[Transaction], current: Mapping[str, Memory]) -> None:
-    """`resolve_images`, done when the first compact change's images (or whether they are
-    lost) are asked for: reading the ledger to count or list transactions (stats, the
-    history, a commit's next id) costs no images (after a 200k-entry apply: 7 of 11 s), and
-    a transaction whose changes are kept as JSON (`JournalChanges`) is not read for them."""
+    """`resolve_images`, done when a compact change's images (or whether they are lost) are
+    first asked for, and only down to its transaction: reading the ledger to count or list
+    transactions (stats, the history, a commit's next id) costs no images (after a 200k-entry
+    apply: 7 of 11 s), and an older transaction whose changes are kept as JSON
+    (`JournalChanges`) is not read for the images of a newer one."""
     lock = threading.RLock()  # the TUI's workers share one ledger read
-    done = False
+    state: dict[str, Image | _Patched] = {}
+    oldest = len(txs)  # the transactions from here on are resolved
     running = False
 
-    def resolve() -> None:
-        nonlocal done, running
+    def resolve_to(index: int) -> None:
+        nonlocal oldest, running
         with lock:
-            if done or running:
+            if index >= oldest or running:
                 return  # resolved meanwhile (or reading the changes this resolve asked for)
             running = True
+            trial = dict(state)  # an interrupted making is made again from where it began
             try:
-                resolve_images(txs, current)  # (sets the slots itself: no recursion)
+                resolve_images(txs[index:oldest], current, trial)  # (sets the slots itself)
             finally:
                 running = False
-            for tx in txs:  # only once every image is made (an interrupt: again)
+            for tx in txs[index:oldest]:  # only once every image is made
                 for change in tx.changes:
                     change._resolve = None
-            done = True
+            state.clear()
+            state.update(trial)
+            oldest = index
 
-    def attach(changes: Sequence[ChangeImage]) -> None:
-        if not done:
+    for index, tx in enumerate(txs):
+        resolve = functools.partial(resolve_to, index)
+
+        def attach(changes: Sequence[ChangeImage], resolve: Callable[[], None] = resolve) -> None:
             for change in changes:
                 if change.diff is not None:
                     change._resolve = resolve
 
-    for tx in txs:
         if isinstance(tx.changes, JournalChanges):
             tx.changes.when_read(attach, lock)
         else:
@@ -338,14 +345,19 @@ class JournalChanges(Sequence["ChangeImage"]):
         return f"JournalChanges({self._count} changes)"
 
 
-def resolve_images(txs: list[Transaction], current: Mapping[str, Memory]) -> None:
+def resolve_images(
+    txs: list[Transaction],
+    current: Mapping[str, Memory],
+    state: dict[str, Image | _Patched] | None = None,
+) -> None:
     """Rebuild the images of compact changes, newest transaction first: an entry's after
     image is the entry as the store holds it (or as the next transaction found it), checked
     against its fingerprint; its before image is that with the changed fields put back.
     Each image is held once: the newest as the store's entry itself, a before image as its
     after image and the changed fields (made when asked for), an older after image as the
-    dict that the next transaction's before image gives."""
-    state: dict[str, Image | _Patched] = {}
+    dict that the next transaction's before image gives. `state`: where the transactions
+    after these left each entry (updated)."""
+    state = {} if state is None else state
     for tx in reversed(txs):
         for change in tx.changes:
             if change.diff is None:
