@@ -34,11 +34,26 @@ def dumps(value: Any, *, indent: bool = False) -> bytes:
     return dumps_text(value, indent=indent).encode("utf-8")
 
 
+class NotOrjson(Exception):
+    """A part orjson cannot write: what it is part of is written whole by `dumps` (the
+    standard library's numbers are not orjson's, so one text never mixes the two)."""
+
+
+def strict_dumps(value: Any) -> bytes:
+    """`dumps` where orjson writes `value`; else NotOrjson."""
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        raise NotOrjson from None
+
+
 def dumps_in_parts(
     value: dict[str, Any], key: str, rows: Iterable[Any], *, pairs: bool = False, size: int = 5000
 ) -> Iterator[bytes]:
     """`dumps(value)` a part at a time, with `value[key]` written from `rows`, `size` rows a
-    part: a list of the rows, or (`pairs`) an object of the rows as (key, value) pairs."""
+    part: a list of the rows, or (`pairs`) an object of the rows as (key, value) pairs.
+    NotOrjson where orjson cannot write a part."""
+    dumps = strict_dumps
     keys = list(value)
     at = keys.index(key)
     rest = {k: value[k] for k in keys[at + 1 :]}

@@ -8,6 +8,7 @@ import gzip
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -15,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tinydb import TinyDB
 
-from memtui.jsonout import dumps_in_parts
+from memtui.jsonout import dumps, dumps_in_parts
 from memtui.model import Memory
 from memtui.service import Service
 from memtui.stores import Change, create_native_store, ledger, open_store
@@ -230,3 +231,62 @@ def test_the_state_memtui_saw_is_written_as_its_json(tmp_path: Path) -> None:
     state = orjson.loads(gzip.decompress(seen.read_bytes()))
     assert sorted(state["entries"]) == sorted(f"n{i}" for i in range(12))
     assert gzip.decompress(seen.read_bytes()) == orjson.dumps(state)
+
+
+def test_an_agent_writing_while_the_file_is_made_is_not_overwritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memtui.stores.formats.native import NativeFormat
+
+    path = _native(tmp_path / "n.json", 30)
+    real = NativeFormat.render_parts
+    calls = []
+
+    def agent_writes_meanwhile(self: NativeFormat, doc: Any, now: Any) -> Any:
+        calls.append(1)
+        parts = real(self, doc, now)
+        yield next(parts)
+        if len(calls) == 1:  # the agent rewrites one entry while memtui makes its file
+            tables = orjson.loads(path.read_bytes())
+            (record,) = (r for r in tables["memories"].values() if r["id"] == "n5")
+            record["content"] = "the agent's rewrite"
+            agent = path.with_name("agent.tmp")
+            agent.write_bytes(orjson.dumps(tables))
+            os.replace(agent, path)
+        yield from parts
+
+    monkeypatch.setattr(NativeFormat, "render_parts", agent_writes_meanwhile)
+    _edit(path, "n1", "ours")
+    after = open_store(path)
+    assert (after.get("n1").content, after.get("n5").content) == ("ours", "the agent's rewrite")
+    assert len(calls) == 2  # made again on the file as the agent left it
+    [backup] = after.backups()
+    assert b"the agent's rewrite" in backup.path.read_bytes()
+
+
+def test_a_value_orjson_refuses_has_the_whole_file_written_in_one_style(tmp_path: Path) -> None:
+    import json
+
+    path = tmp_path / "n.json"
+    memories = [
+        Memory(id=f"n{i}", content=f"memory {i}", extra={"weight": 1e-05}) for i in range(5100)
+    ]
+    memories[5050] = memories[5050].with_(content="a cut emoji \ud83d")  # a lone surrogate
+    create_native_store(path, memories, now=NOW, kind="import", reason="test")
+    store = open_store(path)
+    changes = [Change(m, m.with_(content=m.content + "!")) for m in store.memories()[:600]]
+    changes.append(Change(store.get("n5050"), store.get("n5050").with_(content="cut again \ud83d")))
+    store.commit(changes, actor="user", kind="edit", reason="", now=NOW + timedelta(minutes=1))
+
+    data = path.read_bytes()
+    assert data == dumps(json.loads(data))  # one writer's numbers throughout
+    assert data.count(b'"weight":1e-05') == 5100
+    reread = open_store(path)
+    assert reread.get("n5050").content == "cut again \ud83d"
+    [_, tx] = reread.transactions()
+    assert len(tx.changes) == 601
+    assert tx.changes[600].before["content"] == "a cut emoji \ud83d"
+    entry = encoded_entry(tx)
+    assert not entry.plain and entry.value() == tx.to_dict()
+    reread.undo(2, now=NOW + timedelta(minutes=2))
+    assert open_store(path).get("n3").content == "memory 3"

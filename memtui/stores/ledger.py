@@ -19,7 +19,7 @@ from typing import Any, overload
 import orjson
 
 from memtui.errors import MemtuiError, NotFoundError, StoreFormatError
-from memtui.jsonout import dumps, dumps_in_parts
+from memtui.jsonout import NotOrjson, dumps, dumps_in_parts, strict_dumps
 from memtui.model import Memory
 from memtui.stores.file.files import atomic_write, write_failure, writing
 from memtui.times import format_iso, parse_iso_or_none
@@ -548,9 +548,15 @@ class EncodedEntry:
     # the entry without its changes, and how many it has, where they were checked already
     head: dict[str, Any] | None = None
     count: int = 0
+    # written by orjson (else by the standard library: a file holding it is written whole)
+    plain: bool = True
 
     def value(self) -> Any:
-        return orjson.loads(b"".join(self.parts))
+        data = b"".join(self.parts)
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:  # a lone surrogate's escape, an integer past 64 bits
+            return json.loads(data)
 
     @property
     def size(self) -> int:
@@ -566,7 +572,10 @@ _KEPT_AS_JSON = 512  # changes: a journal entry with more is held as its JSON
 def encoded_entry(tx: Transaction) -> EncodedEntry:
     """`dumps(tx.to_dict())`, its changes' dicts made a part at a time."""
     head = tx.to_dict(changes=False)
-    parts = tuple(entry_parts(head, (c.to_dict() for c in tx.changes)))
+    try:
+        parts = tuple(entry_parts(head, (c.to_dict() for c in tx.changes)))
+    except NotOrjson:
+        return EncodedEntry((dumps(tx.to_dict()),), head, len(tx.changes), plain=False)
     return EncodedEntry(parts, head, len(tx.changes))
 
 
@@ -582,18 +591,24 @@ def kept_entry(entry: Any) -> Any:
         Transaction.check(entry)
     except LedgerEntryError:
         return entry  # read as it is, where the ledger says what is wrong with it
-    head = {**entry, "changes": []}
-    return EncodedEntry(tuple(entry_parts(entry)), head, len(changes))
+    try:
+        parts = tuple(entry_parts(entry))
+    except NotOrjson:
+        return entry
+    return EncodedEntry(parts, {**entry, "changes": []}, len(changes))
 
 
 def entry_parts(entry: Any, changes: Iterable[Any] | None = None) -> Iterator[bytes]:
-    """`dumps(entry)` a part at a time: a journal entry's changes (`changes`, else its own)
-    `_CHANGES_A_PART` at a time; an entry memtui cannot read is written back as it is."""
+    """`dumps(entry)` a part at a time, as orjson writes it (else NotOrjson): a journal
+    entry's changes (`changes`, else its own) `_CHANGES_A_PART` at a time; an entry memtui
+    cannot read is written back as it is."""
     if isinstance(entry, EncodedEntry):
+        if not entry.plain:
+            raise NotOrjson
         yield from entry.parts
         return
     if not isinstance(entry, dict) or not isinstance(entry.get("changes"), list):
-        yield dumps(entry)
+        yield strict_dumps(entry)
         return
     rows = entry["changes"] if changes is None else changes
     yield from dumps_in_parts(entry, "changes", rows, size=_CHANGES_A_PART)

@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from memtui.errors import MemtuiError
-from memtui.jsonout import dumps, dumps_in_parts
+from memtui.jsonout import NotOrjson, dumps, dumps_in_parts
 from memtui.model import Memory
 from memtui.stores.file.files import FileStamp, atomic_write, gzipped
 from memtui.stores.file.store import Store
@@ -315,7 +315,11 @@ class OutsideRecord:
     def save(self, state: SeenState) -> None:
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         # written as it is made: a whole store's images are never one JSON text in memory
-        atomic_write(self.seen_path, gzipped(state.parts(), 1), mode=0o600)
+        try:
+            atomic_write(self.seen_path, gzipped(state.parts(), 1), mode=0o600)
+        except NotOrjson:  # a value only the standard library writes: written whole
+            data = gzip.compress(dumps(state.to_dict()), compresslevel=1, mtime=0)
+            atomic_write(self.seen_path, data, mode=0o600)
         stamp = FileStamp.of(self.seen_path)
         self._seen = (stamp, copy.copy(state))
         if stamp is not None:

@@ -25,6 +25,7 @@ from memtui.stores.file.files import (
     file_chunks,
     gzipped,
     read_bytes,
+    read_failure,
     writing,
 )
 
@@ -42,9 +43,8 @@ class SourceChanged(Exception):
 def _size(path: Path) -> int:
     try:
         return os.stat(path).st_size
-    except OSError:
-        read_bytes(path)  # names the problem in one line
-        raise
+    except OSError as e:
+        raise read_failure(path, e) from None
 
 
 def _chunks(data: bytes | Path) -> Iterable[bytes]:

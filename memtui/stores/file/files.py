@@ -29,14 +29,19 @@ def read_bytes(path: Path) -> bytes:
     try:
         with open(path, "rb") as f:
             return f.read()
-    except FileNotFoundError:
-        raise StoreFormatError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise StoreFormatError(f"{path}: is a directory, not a store file") from None
-    except PermissionError:
-        raise StoreFormatError(f"{path}: permission denied (cannot read it)") from None
     except OSError as e:
-        raise StoreFormatError(f"{path}: cannot read: {e.strerror or e}") from None
+        raise read_failure(path, e) from None
+
+
+def read_failure(path: Path, e: OSError) -> StoreFormatError:
+    """One line for an OSError reading `path`."""
+    if isinstance(e, FileNotFoundError):
+        return StoreFormatError(f"{path}: no such file")
+    if isinstance(e, IsADirectoryError):
+        return StoreFormatError(f"{path}: is a directory, not a store file")
+    if isinstance(e, PermissionError):
+        return StoreFormatError(f"{path}: permission denied (cannot read it)")
+    return StoreFormatError(f"{path}: cannot read: {e.strerror or e}")
 
 
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
@@ -75,20 +80,25 @@ def file_sha256(path: Path) -> str:
     try:
         with open(path, "rb") as f:
             return hashlib.file_digest(f, "sha256").hexdigest()
-    except OSError:
-        read_bytes(path)  # names the problem in one line
-        raise
+    except OSError as e:
+        raise read_failure(path, e) from None
 
 
 def file_chunks(path: Path) -> Iterator[bytes]:
-    """A file's bytes a chunk at a time (a one-line error if it cannot be opened)."""
+    """A file's bytes a chunk at a time (a one-line StoreFormatError naming it if it cannot
+    be read, never an OSError: a reader's failure is not its writer's)."""
     try:
         f = open(path, "rb")  # noqa: SIM115 (closed when the chunks end or are dropped)
-    except OSError:
-        read_bytes(path)
-        raise
+    except OSError as e:
+        raise read_failure(path, e) from None
     with f:
-        while chunk := f.read(CHUNK):
+        while True:
+            try:
+                chunk = f.read(CHUNK)
+            except OSError as e:
+                raise read_failure(path, e) from None
+            if not chunk:
+                return
             yield chunk
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from memtui import interrupts
 from memtui.errors import ConflictError, MemtuiError, NotFoundError, StoreFormatError
-from memtui.jsonout import dumps
+from memtui.jsonout import NotOrjson, dumps
 from memtui.model import Memory, same_except
 from memtui.stores.detect import layout_parts, parse_store, with_layout
 from memtui.stores.file import preview
@@ -521,9 +521,13 @@ class Store(LedgerViews, LedgerAudit):
         cut: set[int] = set()
         held = False
 
+        streamed = False  # the new file made while it is written: checked again once made
+
         def at_commit() -> None:
             """The commit point: a signal from here on waits (see `interrupts`)."""
             nonlocal held
+            if streamed and self._stamp_now() != stamp:
+                raise _Overtaken  # another writer got in while the file was made
             interrupts.hold()
             held = True
 
@@ -562,6 +566,7 @@ class Store(LedgerViews, LedgerAudit):
                 writing = Stage(progress, "writing", 1)
                 # made while it is written: the new file is never whole in memory
                 new_data = Hashed(layout_parts(fmt.render_parts(doc, now), layout))
+                streamed = True
             else:
                 assert self._ledger is not None
                 cut = self._settle(ledger)
@@ -572,12 +577,21 @@ class Store(LedgerViews, LedgerAudit):
                 self._ledger.add_pending(tx)  # written ahead: the file follows
                 recording.end()
                 writing = Stage(progress, "writing", 1)
+                doc.header.pop("sources", None)  # rendered: the bytes it replaces let go of
             if self._stamp_now() != stamp:
                 raise _Overtaken
-            # (the size of the file it replaces, for a file made while it is written)
-            needs = len(new_data) if isinstance(new_data, bytes) else getattr(stamp, "size", None)
-            with writing_to(self.file, needs):
-                self._write_data(new_data, fmt.rewrite_mode, at_commit)
+            try:
+                # (the size of the file it replaces, for a file made while it is written)
+                needs = len(new_data) if isinstance(new_data, bytes) else stamp.size
+                with writing_to(self.file, needs):
+                    self._write_data(new_data, fmt.rewrite_mode, at_commit)
+            except NotOrjson:  # a value only the standard library writes: the file made whole
+                streamed = False
+                new_data = with_layout(fmt.render(doc, now), layout)
+                if self._stamp_now() != stamp:
+                    raise _Overtaken from None
+                with writing_to(self.file, len(new_data)):
+                    self._write_data(new_data, fmt.rewrite_mode, at_commit)
             doc.header.pop("sources", None)
             writing.end()
         except BaseException as e:

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from memtui.errors import StoreFormatError
-from memtui.jsonout import dumps
+from memtui.jsonout import NotOrjson, dumps, strict_dumps
 from memtui.model import NO_EXTRA, Memory, Source, Status
 from memtui.stores.formats.document import Document, FormatDefaults
 from memtui.stores.formats.fields import (
@@ -36,7 +36,7 @@ from memtui.stores.formats.fields import (
 )
 from memtui.stores.formats.pi_json import PiJsonError, read_checked
 from memtui.stores.formats.records import Records
-from memtui.stores.ledger import entry_parts, kept_entry
+from memtui.stores.ledger import entry_parts, journal_value, kept_entry
 from memtui.times import format_iso, parse_iso
 from memtui.traits import OWN_IDS, FormatTraits
 
@@ -156,42 +156,36 @@ class NativeFormat(FormatDefaults):
         return _compact(image), True  # the image compacts to its record
 
     def render(self, doc: Document, now: datetime | None) -> bytes:
-        return b"".join(self.render_parts(doc, now))
+        try:
+            return b"".join(self.render_parts(doc, now))
+        except NotOrjson:  # a value orjson refuses: the whole file in the standard library's
+            tables = {
+                name: (dict(rows()) if rows else table) for name, (table, rows) in _tables(doc)
+            }
+            tables["journal"] = {k: journal_value(e) for k, e in tables["journal"].items()}
+            return dumps(tables)
 
     def render_parts(self, doc: Document, now: datetime | None) -> Iterator[bytes]:
         """The file's JSON object a table at a time, the records `_PART_ROWS` at a time (one
-        part's dicts made at once), the journal a transaction at a time."""
-        header = doc.header
-        meta_table = dict(header.get("meta_table") or {})
-        meta_table[header.get("meta_key", "1")] = header["meta"]
-        raws = doc.raws
-        ours: dict[str, tuple[int, Callable[[], Iterator[tuple[str, Any]]]]] = {
-            "memories": (
-                _PART_ROWS,
-                lambda: ((str(n), raws[i]) for n, i in enumerate(doc.memories, start=1)),
-            ),
-            "journal": (1, lambda: ((str(n), tx) for n, tx in enumerate(header["journal"], 1))),
-            "meta": (_PART_ROWS, lambda: iter(meta_table.items())),
-        }
-        tables: dict[str, Any] = dict(header.get("tables") or {})
-        tables.update(ours)  # in the file's table order; ours where they were (or at the end)
+        part's dicts made at once), the journal an entry at a time; NotOrjson where orjson
+        cannot write a part (the file is then written whole: `render`)."""
         yield b"{"
-        for n, (name, table) in enumerate(tables.items()):
-            yield (b"," if n else b"") + dumps(name) + b":"
-            if name not in ours:
-                yield dumps(table)
+        for n, (name, (table, rows)) in enumerate(_tables(doc)):
+            yield (b"," if n else b"") + strict_dumps(name) + b":"
+            if rows is None:
+                yield strict_dumps(table)
                 continue
             yield b"{"
-            size, made = ours[name]
-            rows = made()
+            size = 1 if name == "journal" else _PART_ROWS
+            made = rows()
             first = True
-            while part := dict(islice(rows, size)):
+            while part := dict(islice(made, size)):
                 if name == "journal":  # a transaction can hold every entry of the store
                     ((key, entry),) = part.items()
-                    yield (b"" if first else b",") + dumps(key) + b":"
+                    yield (b"" if first else b",") + strict_dumps(key) + b":"
                     yield from entry_parts(entry)
                 else:
-                    yield (b"" if first else b",") + dumps(part)[1:-1]
+                    yield (b"" if first else b",") + strict_dumps(part)[1:-1]
                 first = False
             yield b"}"
         yield b"}"
@@ -209,6 +203,27 @@ class NativeFormat(FormatDefaults):
     def export_header(self, source: dict[str, Any] | None, now: datetime) -> dict[str, Any]:
         """A native source's header (its journal with it), else a new store's meta."""
         return dict(source) if source is not None else {"meta": new_meta(now), "journal": []}
+
+
+_Rows = Callable[[], Iterator[tuple[str, Any]]]
+
+
+def _tables(doc: Document) -> Iterator[tuple[str, tuple[Any, _Rows | None]]]:
+    """The file's tables in its order (ours where they were, or at the end), each as the
+    value of a table memtui does not own or, for ours, a maker of its rows."""
+    header = doc.header
+    meta_table = dict(header.get("meta_table") or {})
+    meta_table[header.get("meta_key", "1")] = header["meta"]
+    raws = doc.raws
+    ours: dict[str, _Rows] = {
+        "memories": lambda: ((str(n), raws[i]) for n, i in enumerate(doc.memories, start=1)),
+        "journal": lambda: ((str(n), tx) for n, tx in enumerate(header["journal"], start=1)),
+        "meta": lambda: iter(meta_table.items()),
+    }
+    tables: dict[str, Any] = dict(header.get("tables") or {})
+    tables.update(ours)
+    for name, table in tables.items():
+        yield name, ((None, ours[name]) if name in ours else (table, None))
 
 
 _HEAD = b'{"memories":{'
