@@ -6,6 +6,7 @@ the agents that wrote the file) allow both, so such a value is written as the fi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
@@ -39,52 +40,84 @@ class NotOrjson(Exception):
     standard library's numbers are not orjson's, so one text never mixes the two)."""
 
 
-def strict_dumps(value: Any) -> bytes:
-    """`dumps` where orjson writes `value`; else NotOrjson."""
+def strict_dumps(value: Any, depth: int = 0) -> bytes:
+    """`dumps` where orjson writes `value` `depth` containers deep (as it would within the
+    whole it is part of: orjson refuses more than 254 levels); else NotOrjson."""
     try:
-        return orjson.dumps(value)
+        if not depth:
+            return orjson.dumps(value)
+        for _ in range(depth):
+            value = [value]
+        return orjson.dumps(value)[depth:-depth]
     except orjson.JSONEncodeError:
         raise NotOrjson from None
 
 
 def dumps_in_parts(
-    value: dict[str, Any], key: str, rows: Iterable[Any], *, pairs: bool = False, size: int = 5000
+    value: dict[str, Any],
+    key: str,
+    rows: Iterable[Any],
+    *,
+    pairs: bool = False,
+    size: int = 5000,
+    depth: int = 0,
 ) -> Iterator[bytes]:
     """`dumps(value)` a part at a time, with `value[key]` written from `rows`, `size` rows a
     part: a list of the rows, or (`pairs`) an object of the rows as (key, value) pairs.
-    NotOrjson where orjson cannot write a part."""
-    dumps = strict_dumps
+    NotOrjson where orjson cannot write a part (`depth`: the containers around `value`)."""
     keys = list(value)
     at = keys.index(key)
     rest = {k: value[k] for k in keys[at + 1 :]}
     opening, closing = (b"{", b"}") if pairs else (b"[", b"]")
-    yield (dumps({k: value[k] for k in keys[:at]})[:-1] + b"," if at else b"{") + dumps(key)
-    yield b":" + opening
+    head = strict_dumps({k: value[k] for k in keys[:at]}, depth)[:-1] + b"," if at else b"{"
+    yield head + strict_dumps(key) + b":" + opening
     rows = iter(rows)
     first = True
     while part := (dict if pairs else list)(islice(rows, size)):
-        yield dumps(part)[1:-1] if first else b"," + dumps(part)[1:-1]
+        text = strict_dumps(part, depth + 1)[1:-1]
+        yield text if first else b"," + text
         first = False
-    yield closing + (b"," + dumps(rest)[1:] if rest else b"}")
+    yield closing + (b"," + strict_dumps(rest, depth)[1:] if rest else b"}")
+
+
+def loads(data: bytes) -> Any:
+    """JSON as orjson reads it, else as the standard library does (a lone UTF-16 surrogate's
+    escape: pi cuts text at 500 units); orjson.JSONDecodeError where neither reads it."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            with deep_values():
+                return json.loads(data.decode("utf-8", "surrogatepass"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise orjson.JSONDecodeError("not JSON", data.decode("utf-8", "replace"), 0) from None
+
+
+@contextlib.contextmanager
+def deep_values() -> Iterator[None]:
+    """Room for the standard library's JSON to recurse through values of any depth."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _RECURSION_FOR_DEEP_VALUES))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def dumps_text(value: Any, *, indent: bool = False, spaced: bool = False) -> str:
     """The standard library's JSON, in orjson's layout (`spaced`: Python's own `", "` and
     `": "`), for values of any depth and size."""
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, _RECURSION_FOR_DEEP_VALUES))
     try:
-        text = json.dumps(
-            value,
-            ensure_ascii=False,
-            allow_nan=False,
-            indent=2 if indent else None,
-            separators=(",", ": ") if indent else (", ", ": ") if spaced else (",", ":"),
-        )
+        with deep_values():
+            text = json.dumps(
+                value,
+                ensure_ascii=False,
+                allow_nan=False,
+                indent=2 if indent else None,
+                separators=(",", ": ") if indent else (", ", ": ") if spaced else (",", ":"),
+            )
     except (RecursionError, ValueError, TypeError) as e:
         raise UnwritableError(f"a value cannot be written as JSON ({e})") from None
-    finally:
-        sys.setrecursionlimit(limit)
     # a lone UTF-16 surrogate (pi's cut emoji) has no UTF-8 form: written as its escape
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 

@@ -252,3 +252,24 @@ def test_after_memtuis_own_change_only_what_the_agent_changed_next_is_counted(
     assert "the agent's rewrite" in listed and ids[3] in listed
     assert ids[2] not in listed  # memtui's own edit, not the agent's
     assert "the agent added 0, changed 1, removed 1" in cli("stats", path).out
+
+
+def test_what_the_agent_changed_is_told_in_a_store_holding_a_cut_emoji(
+    fixture_copy: Callable[[str], Path], cli: Cli
+) -> None:
+    """pi cuts text at 500 UTF-16 units and may leave half an emoji (a lone surrogate, which
+    JSON writes as its escape): the state memtui saw is still read back next time."""
+    path = fixture_copy("example-store.json")
+
+    def agent(change: Callable[[list[dict[str, Any]]], None]) -> None:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        change(doc["memories"])
+        tmp = path.with_name(path.name + ".agent")
+        tmp.write_text(json.dumps(doc, indent=2), encoding="ascii")  # JSON.stringify's escape
+        os.replace(tmp, path)
+
+    agent(lambda memories: memories[0].update(content="half an emoji \ud83d"))
+    cli("stats", path)
+    agent(lambda memories: memories[1].update(content="rewritten by the agent"))
+    assert "rewritten by the agent" in cli("outside", path).out
+    assert "the agent added 0, changed 1, removed 0" in cli("stats", path).out

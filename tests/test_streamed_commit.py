@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from memtui.stores.detect import layout_parts, with_layout
 from memtui.stores.file.backups import BackupShelf, SourceChanged
 from memtui.stores.file.files import sha256
 from memtui.stores.ledger import encoded_entry
+from tests.conftest import CliResult
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 
@@ -290,3 +292,43 @@ def test_a_value_orjson_refuses_has_the_whole_file_written_in_one_style(tmp_path
     assert not entry.plain and entry.value() == tx.to_dict()
     reread.undo(2, now=NOW + timedelta(minutes=2))
     assert open_store(path).get("n3").content == "memory 3"
+
+
+@pytest.mark.parametrize("levels", [249, 250, 251, 252, 253])
+def test_a_value_as_deep_as_orjson_writes_has_the_file_written_in_one_style(
+    tmp_path: Path, levels: int
+) -> None:
+    import json
+
+    deep: Any = 1
+    for _ in range(levels):
+        deep = [deep]
+    path = tmp_path / "n.json"
+    memories = [Memory(id=f"n{i}", content=f"memory {i}", extra={"w": 1e-05}) for i in range(3)]
+    memories[2] = memories[2].with_(extra={"w": 1e-05, "deep": deep})
+    create_native_store(path, memories, now=NOW, kind="import", reason="test")
+    _edit(path, "n1", "edited")
+    data = path.read_bytes()
+    assert data == dumps(json.loads(data))
+    assert open_store(path).get("n2").extra["deep"] == deep
+
+
+def test_an_entry_too_deep_for_orjson_with_a_cut_emoji_is_edited_undone_and_compacted(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    deep: Any = 1
+    for _ in range(980):
+        deep = [deep]
+    path = tmp_path / "q.json"
+    memories = [Memory(id=f"n{i}", content=f"memory {i}") for i in range(3)]
+    memories[2] = memories[2].with_(content="cut \ud83d", extra={"deep": deep})
+    create_native_store(path, memories, now=NOW, kind="import", reason="test")
+    assert cli("edit", path, "n2", "--content", "edited deep").code == 0
+    undone = cli("undo", path)
+    assert (undone.code, undone.err) == (0, "")
+    assert open_store(path).get("n2").content == "cut \ud83d"
+    assert cli("compact", path, "--keep", "1").code == 0
+    kept, levels = open_store(path).get("n2").extra["deep"], 0
+    while isinstance(kept, list):  # (== on 980 levels would recurse past Python's limit)
+        kept, levels = kept[0], levels + 1
+    assert (kept, levels) == (1, 980)

@@ -19,7 +19,7 @@ from typing import Any, overload
 import orjson
 
 from memtui.errors import MemtuiError, NotFoundError, StoreFormatError
-from memtui.jsonout import NotOrjson, dumps, dumps_in_parts, strict_dumps
+from memtui.jsonout import NotOrjson, deep_values, dumps, dumps_in_parts, loads, strict_dumps
 from memtui.model import Memory
 from memtui.stores.file.files import atomic_write, write_failure, writing
 from memtui.times import format_iso, parse_iso_or_none
@@ -235,7 +235,8 @@ def image_fingerprint(image: dict[str, Any]) -> str:
     try:
         data = orjson.dumps(image, option=orjson.OPT_SORT_KEYS)
     except orjson.JSONEncodeError:  # integers past 64 bits, very deep values
-        text = json.dumps(image, sort_keys=True, ensure_ascii=False, default=str)
+        with deep_values():
+            text = json.dumps(image, sort_keys=True, ensure_ascii=False, default=str)
         data = text.encode("utf-8", "surrogatepass")  # a lone surrogate (pi's cut emoji) too
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
@@ -552,11 +553,7 @@ class EncodedEntry:
     plain: bool = True
 
     def value(self) -> Any:
-        data = b"".join(self.parts)
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError:  # a lone surrogate's escape, an integer past 64 bits
-            return json.loads(data)
+        return loads(b"".join(self.parts))  # (a lone surrogate's escape: not orjson's)
 
     @property
     def size(self) -> int:
@@ -564,6 +561,7 @@ class EncodedEntry:
 
 
 _CHANGES_A_PART = 5000
+_ENTRY_DEPTH = 2  # a native journal entry lies in the file's object and the journal table
 
 
 _KEPT_AS_JSON = 512  # changes: a journal entry with more is held as its JSON
@@ -608,10 +606,10 @@ def entry_parts(entry: Any, changes: Iterable[Any] | None = None) -> Iterator[by
         yield from entry.parts
         return
     if not isinstance(entry, dict) or not isinstance(entry.get("changes"), list):
-        yield strict_dumps(entry)
+        yield strict_dumps(entry, _ENTRY_DEPTH)
         return
     rows = entry["changes"] if changes is None else changes
-    yield from dumps_in_parts(entry, "changes", rows, size=_CHANGES_A_PART)
+    yield from dumps_in_parts(entry, "changes", rows, size=_CHANGES_A_PART, depth=_ENTRY_DEPTH)
 
 
 def journal_value(entry: Any) -> Any:
@@ -685,13 +683,7 @@ def undone_ids(transactions: list[Transaction]) -> dict[int, int]:
 def _loads(line: bytes) -> Any:
     """A ledger line; a pi record may hold a lone UTF-16 surrogate (pi cuts text at 500
     units), which the standard library reads and orjson refuses."""
-    try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        try:
-            return json.loads(line.decode("utf-8", "surrogatepass"))
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            raise orjson.JSONDecodeError("not JSON", line.decode("utf-8", "replace"), 0) from None
+    return loads(line)
 
 
 def _entries(

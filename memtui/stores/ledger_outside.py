@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from memtui.errors import MemtuiError
-from memtui.jsonout import NotOrjson, dumps, dumps_in_parts
+from memtui.jsonout import NotOrjson, dumps, dumps_in_parts, loads
 from memtui.model import Memory
 from memtui.stores.file.files import FileStamp, atomic_write, gzipped
 from memtui.stores.file.store import Store
@@ -295,7 +295,7 @@ class OutsideRecord:
         except OSError as e:
             raise MemtuiError(f"{self.seen_path}: cannot read ({e.strerror})") from None
         try:
-            state = SeenState.from_dict(orjson.loads(gzip.decompress(data)))
+            state = SeenState.from_dict(loads(gzip.decompress(data)))
             self._seen = (stamp, copy.copy(state))
             return state
         except (OSError, EOFError, orjson.JSONDecodeError, LedgerEntryError):

@@ -522,6 +522,7 @@ class Store(LedgerViews, LedgerAudit):
         held = False
 
         streamed = False  # the new file made while it is written: checked again once made
+        # (and when it is made whole after all: the stat is cheap)
 
         def at_commit() -> None:
             """The commit point: a signal from here on waits (see `interrupts`)."""
@@ -586,7 +587,6 @@ class Store(LedgerViews, LedgerAudit):
                 with writing_to(self.file, needs):
                     self._write_data(new_data, fmt.rewrite_mode, at_commit)
             except NotOrjson:  # a value only the standard library writes: the file made whole
-                streamed = False
                 new_data = with_layout(fmt.render(doc, now), layout)
                 if self._stamp_now() != stamp:
                     raise _Overtaken from None

@@ -173,7 +173,7 @@ class NativeFormat(FormatDefaults):
         for n, (name, (table, rows)) in enumerate(_tables(doc)):
             yield (b"," if n else b"") + strict_dumps(name) + b":"
             if rows is None:
-                yield strict_dumps(table)
+                yield strict_dumps(table, 1)  # (as deep as within the file's object)
                 continue
             yield b"{"
             size = 1 if name == "journal" else _PART_ROWS
@@ -185,7 +185,7 @@ class NativeFormat(FormatDefaults):
                     yield (b"" if first else b",") + strict_dumps(key) + b":"
                     yield from entry_parts(entry)
                 else:
-                    yield (b"" if first else b",") + strict_dumps(part)[1:-1]
+                    yield (b"" if first else b",") + strict_dumps(part, 1)[1:-1]
                 first = False
             yield b"}"
         yield b"}"
