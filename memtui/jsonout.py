@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -22,6 +23,32 @@ from memtui.errors import MemtuiError
 _RECURSION_FOR_DEEP_VALUES = 20_000
 
 
+class NumberText(float):
+    """A number beyond a double's range (`1e400`): ±inf to arithmetic, written back as the file
+    spelled it (orjson would write null, the standard library `Infinity`)."""
+
+    __slots__ = ("text",)
+    text: str
+
+    def __new__(cls, text: str) -> NumberText:
+        out = super().__new__(cls, text)
+        out.text = text
+        return out
+
+
+def read_number(text: str) -> float:
+    """A JSON number with a fraction or exponent (the standard library's `parse_float`)."""
+    value = float(text)
+    return value if math.isfinite(value) else NumberText(text)
+
+
+def literal(value: Any) -> Any:
+    """orjson's `default`: a NumberText as its text."""
+    if isinstance(value, NumberText):
+        return orjson.Fragment(value.text.encode("ascii"))
+    raise TypeError
+
+
 class UnwritableError(MemtuiError):
     """A value no JSON writer here can write (nesting beyond Python's limits)."""
 
@@ -29,7 +56,7 @@ class UnwritableError(MemtuiError):
 def dumps(value: Any, *, indent: bool = False) -> bytes:
     """Compact JSON (orjson's layout), or 2-space indented JSON as JavaScript writes it."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0)
+        return orjson.dumps(value, literal, option=orjson.OPT_INDENT_2 if indent else 0)
     except orjson.JSONEncodeError:
         pass
     return dumps_text(value, indent=indent).encode("utf-8")
@@ -45,10 +72,10 @@ def strict_dumps(value: Any, depth: int = 0) -> bytes:
     whole it is part of: orjson refuses more than 254 levels); else NotOrjson."""
     try:
         if not depth:
-            return orjson.dumps(value)
+            return orjson.dumps(value, literal)
         for _ in range(depth):
             value = [value]
-        return orjson.dumps(value)[depth:-depth]
+        return orjson.dumps(value, literal)[depth:-depth]
     except orjson.JSONEncodeError:
         raise NotOrjson from None
 
@@ -88,7 +115,7 @@ def loads(data: bytes) -> Any:
     except orjson.JSONDecodeError:
         try:
             with deep_values():
-                return json.loads(data.decode("utf-8", "surrogatepass"))
+                return json.loads(data.decode("utf-8", "surrogatepass"), parse_float=read_number)
         except (UnicodeDecodeError, ValueError, RecursionError):
             raise orjson.JSONDecodeError("not JSON", data.decode("utf-8", "replace"), 0) from None
 
@@ -108,18 +135,59 @@ def dumps_text(value: Any, *, indent: bool = False, spaced: bool = False) -> str
     """The standard library's JSON, in orjson's layout (`spaced`: Python's own `", "` and
     `": "`), for values of any depth and size."""
     try:
+        text = _stdlib_dumps(value, indent, spaced)
+    except ValueError:  # out of range: a NumberText, written as its text
+        text = _with_number_texts(value, indent, spaced)
+    # a lone UTF-16 surrogate (pi's cut emoji) has no UTF-8 form: written as its escape
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _stdlib_dumps(value: Any, indent: bool, spaced: bool) -> str:
+    try:
         with deep_values():
-            text = json.dumps(
+            return json.dumps(
                 value,
                 ensure_ascii=False,
                 allow_nan=False,
                 indent=2 if indent else None,
                 separators=(",", ": ") if indent else (", ", ": ") if spaced else (",", ":"),
             )
-    except (RecursionError, ValueError, TypeError) as e:
+    except ValueError as e:
+        if "Out of range float" in str(e):
+            raise
         raise UnwritableError(f"a value cannot be written as JSON ({e})") from None
-    # a lone UTF-16 surrogate (pi's cut emoji) has no UTF-8 form: written as its escape
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    except (RecursionError, TypeError) as e:
+        raise UnwritableError(f"a value cannot be written as JSON ({e})") from None
+
+
+# the standard library writes no number as its text: each NumberText is written as one of
+# these (digits no double has) and its text put in their place
+_STAND_IN = 7_310_000_000_000_000_000_000_000_000_000_000_000_000
+
+
+def _with_number_texts(value: Any, indent: bool, spaced: bool) -> str:
+    texts: list[str] = []
+
+    def stand_in(item: Any) -> Any:
+        if isinstance(item, NumberText):
+            texts.append(item.text)
+            return _STAND_IN + len(texts) - 1
+        if isinstance(item, float) and not math.isfinite(item):
+            raise UnwritableError(f"a value cannot be written as JSON ({item})")
+        if isinstance(item, dict):
+            return {k: stand_in(v) for k, v in item.items()}
+        if isinstance(item, list | tuple):
+            return [stand_in(v) for v in item]
+        return item
+
+    with deep_values():
+        text = _stdlib_dumps(stand_in(value), indent, spaced)
+    for n, number in enumerate(texts):
+        digits = str(_STAND_IN + n)
+        if text.count(digits) != 1:
+            raise UnwritableError(f"a value cannot be written as JSON (the number {number})")
+        text = text.replace(digits, number)
+    return text
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

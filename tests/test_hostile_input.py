@@ -288,3 +288,17 @@ def test_plans_are_read_only_from_regular_files(
         f.truncate(PLAN_SIZE_LIMIT + 1)  # sparse: no disk, no memory
     _one_line_error(cli("apply", path, huge, "--yes"), str(huge), "plan size limit")
     assert unchanged()
+
+
+@pytest.mark.parametrize("command", [("stats",), ("list",), ("edit", "--tags", "a", "x")])
+def test_stores_are_read_only_from_regular_files(
+    command: tuple[str, ...], tmp_path: Path, cli: Cli
+) -> None:
+    """A FIFO given as the store is named at once (opening it would wait for a writer for
+    ever), as is a device."""
+    fifo = tmp_path / "store.json"
+    os.mkfifo(fifo)
+    name, *rest = command
+    _one_line_error(cli(name, fifo, *rest), str(fifo), "is a named pipe (FIFO), not a store")
+    _one_line_error(cli(name, "/dev/zero", *rest), "/dev/zero", "is a device, not a store file")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)

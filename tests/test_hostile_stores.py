@@ -11,7 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from memtui.jsonout import NumberText, dumps, dumps_text, read_number
 from memtui.stores import open_store
 from memtui.stores.file import files as files_module
 from tests.conftest import FIXTURES, CliResult, assert_same_but_versions
@@ -215,3 +218,74 @@ def test_a_store_copied_with_its_sidecar_adopts_it(tmp_path: Path, cli: Cli) -> 
     moved = tmp_path / "c"
     os.rename(copy, moved)
     assert cli("edit", moved / "items.jsonl", "3", "--importance", "0.3").code == 0
+
+
+# -- numbers beyond a double's range --------------------------------------------------------
+
+
+def test_a_number_beyond_a_double_is_written_back_as_the_file_spelled_it(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """`1e400` reads as inf; orjson would write it back as null and the standard library as
+    Infinity (not JSON): every write keeps its text, and every view shows it."""
+    path = tmp_path / "store.json"
+    assert cli("import", FIXTURES / "example-store.json", path).code == 0
+    data = path.read_bytes()
+    plain = b'"extra":{"sourceSession":"sess-1"}'
+    assert plain in data
+    path.write_bytes(
+        data.replace(plain, b'"extra":{"sourceSession":"sess-1","odd":[1e400,-1E+400]}', 1)
+    )
+    odd = next(m.id for m in open_store(path).memories() if "odd" in m.extra)
+    other = next(m.id for m in open_store(path).memories() if "odd" not in m.extra)
+    before = path.read_bytes()
+    assert cli("edit", path, "--tags", "x", "--", other).code == 0
+    assert b'"odd":[1e400,-1E+400]' in path.read_bytes()
+    assert cli("edit", path, "--tags", "y", "--", odd).code == 0
+    assert b'"odd":[1e400,-1E+400]' in path.read_bytes()
+    shown = cli("show", path, odd)
+    assert "odd  [1e400, -1E+400]" in shown.out
+    assert '"odd": [\n      1e400,\n      -1E+400\n    ]' in cli("show", path, "--json", odd).out
+    assert cli("plan", path, "--json").code == 0
+    assert cli("undo", path).code == 0
+    undone = cli("undo", path, "2")
+    assert undone.code == 0, undone.err
+    assert_same_but_versions(
+        path.read_bytes().split(b',"journal"')[0], before.split(b',"journal"')[0]
+    )
+    assert cli("compact", path, "--keep", "1").code == 0  # the file written anew
+    assert b'"odd":[1e400,-1E+400]' in path.read_bytes()
+
+
+_NUMBER_TEXTS = st.sampled_from(["1e400", "-1E+400", "2.5e999", "-9e9999"]).map(NumberText)
+_WITH_NUMBER_TEXTS = st.recursive(
+    st.none() | st.integers(-(2**70), 2**70) | st.text(max_size=4) | _NUMBER_TEXTS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_WITH_NUMBER_TEXTS)
+def test_every_writer_spells_a_number_beyond_a_double_as_read(value: object) -> None:
+    """orjson's writer and the standard library's (integers past 64 bits send a value to the
+    second) both give back the texts read, and read back the same (read as the checked
+    reader reads: orjson reads integers past 64 bits as doubles)."""
+    expected = dumps_text(value)
+    numbers = [t for t in ("1e400", "-1E+400", "2.5e999", "-9e9999") if t in repr(_texts(value))]
+    for text in (dumps(value), dumps_text(value).encode(), dumps_text(value, spaced=True).encode()):
+        read = json.loads(text.decode("utf-8", "surrogatepass"), parse_float=read_number)
+        assert dumps_text(read) == expected
+        assert b"Infinity" not in text
+        for number in numbers:
+            assert number.encode() in text
+
+
+def _texts(value: object) -> list[str]:
+    if isinstance(value, NumberText):
+        return [value.text]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _texts(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _texts(v)]
+    return []

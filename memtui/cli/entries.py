@@ -4,7 +4,6 @@ restore, chain."""
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shutil
 import sys
@@ -15,6 +14,7 @@ from memtui.cli.common import UsageError, check_fraction, emit_json, print_done,
 from memtui.cli.history import tx_line
 from memtui.cli.registry import arg, command
 from memtui.errors import MemtuiError
+from memtui.jsonout import dumps_text
 from memtui.sizes import size_text
 from memtui.textsafe import literal, one_line
 
@@ -163,7 +163,7 @@ def cmd_show(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int:
             value = ", ".join(map(str, value)) or "-"
         print(f"{key:>17}  {one_line(str('-' if value is None else value))}")
     for key, value in memory.extra.items():
-        print(f"{one_line(key):>17}  {one_line(json.dumps(value, ensure_ascii=False))}")
+        print(f"{one_line(key):>17}  {one_line(dumps_text(value, spaced=True))}")
     print()
     print(literal(memory.content))
     if touching:

@@ -21,7 +21,7 @@ from memtui.engine.kinds import ACTION_KINDS, kind_of
 from memtui.engine.plan import AS_JSON, Action, Plan, field_changes, plan_record
 from memtui.engine.plan_compact import decay_reason, expiry_reason
 from memtui.engine.wholesale import unheld
-from memtui.jsonout import dumps_text
+from memtui.jsonout import dumps_text, literal
 from memtui.model import Memory, same_except
 from memtui.planfile.absorb_rows import (
     ABSORB_COLUMNS,
@@ -55,7 +55,7 @@ _EXPIRED = frozenset({"status", "updated_at"})
 def fingerprint(memory: Memory) -> str:
     """A short hash of every field of the entry (what a plan was made from)."""
     try:
-        data = orjson.dumps(memory, option=orjson.OPT_SERIALIZE_NUMPY)
+        data = orjson.dumps(memory, literal, option=orjson.OPT_SERIALIZE_NUMPY)
     except (orjson.JSONEncodeError, TypeError):  # values orjson refuses (ints past 64 bits)
         data = dumps_text(memory.to_dict()).encode("utf-8", "surrogatepass")
     return hashlib.blake2b(data, digest_size=8).hexdigest()
@@ -692,7 +692,7 @@ def _read_changes(action: Action, ident: str, diff: dict[str, list[Any]]) -> dic
     key = None
     if "extra" not in diff:  # a dict: each entry gets its own
         try:
-            key = orjson.dumps(diff)
+            key = orjson.dumps(diff, literal)
         except (orjson.JSONEncodeError, TypeError):
             key = None
         seen = _SEEN_CHANGES.get(key) if key is not None else None

@@ -19,7 +19,15 @@ from typing import Any, overload
 import orjson
 
 from memtui.errors import MemtuiError, NotFoundError, StoreFormatError
-from memtui.jsonout import NotOrjson, deep_values, dumps, dumps_in_parts, loads, strict_dumps
+from memtui.jsonout import (
+    NotOrjson,
+    deep_values,
+    dumps,
+    dumps_in_parts,
+    literal,
+    loads,
+    strict_dumps,
+)
 from memtui.model import Memory
 from memtui.stores.file.files import atomic_write, write_failure, writing
 from memtui.times import format_iso, parse_iso_or_none
@@ -233,7 +241,7 @@ def image_diff(before: dict[str, Any], after: dict[str, Any]) -> dict[str, list[
 
 def image_fingerprint(image: dict[str, Any]) -> str:
     try:
-        data = orjson.dumps(image, option=orjson.OPT_SORT_KEYS)
+        data = orjson.dumps(image, literal, option=orjson.OPT_SORT_KEYS)
     except orjson.JSONEncodeError:  # integers past 64 bits, very deep values
         with deep_values():
             text = json.dumps(image, sort_keys=True, ensure_ascii=False, default=str)
@@ -883,7 +891,7 @@ class SidecarLedger:
 
     def _append_streamed(self, entry: dict[str, Any], changes: Sequence[ChangeImage]) -> int:
         try:
-            shell = orjson.dumps(entry)
+            shell = orjson.dumps(entry, literal)
         except orjson.JSONEncodeError:
             raise _NotStreamed from None
         # the first such key is the transaction's own: the keys before it hold no quote
@@ -900,7 +908,7 @@ class SidecarLedger:
                 line.add(shell[:cut])
                 for n, change in enumerate(changes):
                     try:
-                        piece = orjson.dumps(change.to_dict())
+                        piece = orjson.dumps(change.to_dict(), literal)
                     except orjson.JSONEncodeError:
                         raise _NotStreamed from None
                     line.add(b"," + piece if n else piece)

@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from memtui.errors import MemtuiError
-from memtui.jsonout import NotOrjson, dumps, dumps_in_parts, loads
+from memtui.jsonout import NotOrjson, dumps, dumps_in_parts, literal, loads
 from memtui.model import Memory
 from memtui.stores.file.files import FileStamp, atomic_write, gzipped
 from memtui.stores.file.store import Store
@@ -179,7 +179,7 @@ def entry_hash(memory: Memory, raw: dict[str, Any] | None) -> str:
     if raw is None:
         return image_fingerprint(memory.to_dict())
     try:
-        return hashlib.blake2b(orjson.dumps(raw), digest_size=8).hexdigest()
+        return hashlib.blake2b(orjson.dumps(raw, literal), digest_size=8).hexdigest()
     except orjson.JSONEncodeError:
         return image_fingerprint(raw)
 

@@ -14,6 +14,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from memtui.errors import StoreFormatError, StoreLockedError, StoreWriteError
 from memtui.sizes import size_text
@@ -27,10 +28,32 @@ LOCK_STALE_S = 10.0
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, or a one-line StoreFormatError naming the file and the problem."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             return f.read()
     except OSError as e:
         raise read_failure(path, e) from None
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """`open(path, "rb")` of a regular file; a one-line StoreFormatError for anything else (a
+    FIFO would block until a writer came, a device might never end)."""
+    # non-blocking, so that opening a FIFO returns at once instead of waiting for a writer
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        kind = (
+            "a named pipe (FIFO)"
+            if stat.S_ISFIFO(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket"
+        )
+        raise StoreFormatError(f"{path}: is {kind}, not a store file")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
 
 
 def read_failure(path: Path, e: OSError) -> StoreFormatError:
@@ -78,7 +101,7 @@ CHUNK = 1 << 20
 def file_sha256(path: Path) -> str:
     """`sha256` of a file's bytes, read a chunk at a time (a one-line error if unreadable)."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             return hashlib.file_digest(f, "sha256").hexdigest()
     except OSError as e:
         raise read_failure(path, e) from None
@@ -88,7 +111,7 @@ def file_chunks(path: Path) -> Iterator[bytes]:
     """A file's bytes a chunk at a time (a one-line StoreFormatError naming it if it cannot
     be read, never an OSError: a reader's failure is not its writer's)."""
     try:
-        f = open(path, "rb")  # noqa: SIM115 (closed when the chunks end or are dropped)
+        f = open_regular(path)  # closed when the chunks end or are dropped
     except OSError as e:
         raise read_failure(path, e) from None
     with f:

@@ -16,6 +16,8 @@ from typing import Any
 
 import orjson
 
+from memtui.jsonout import read_number
+
 _MAX_SAFE = 2**53
 _ARRAY_INDEX_LIMIT = 2**32 - 1
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
@@ -79,7 +81,8 @@ MAX_DEPTH = 1024
 def read(data: bytes) -> Any:
     """What memtui reads from a pi store: orjson's value, or (for what orjson refuses but
     `JSON.parse` reads: a lone surrogate, a number beyond a double's range) `read_checked`'s.
-    The two agree wherever both read (tests/test_pi_decoders.py)."""
+    The two agree wherever both read (tests/test_pi_decoders.py). A number beyond a double's
+    range is ±inf with its text kept (`jsonout.NumberText`)."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -92,7 +95,9 @@ def read_checked(data: bytes) -> Any:
     (the writer puts them in JavaScript's)."""
     text = _text(data)
     try:
-        value = json.loads(text, parse_int=_int, parse_constant=_refuse_constant)
+        value = json.loads(
+            text, parse_int=_int, parse_float=read_number, parse_constant=_refuse_constant
+        )
     except RecursionError:
         value = _deep(text)
     except json.JSONDecodeError as e:
@@ -111,7 +116,9 @@ def _deep(text: str) -> Any:
     limit = sys.getrecursionlimit()  # raised for this one read only
     sys.setrecursionlimit(limit + 2 * MAX_DEPTH)
     try:
-        value = json.loads(text, parse_int=_int, parse_constant=_refuse_constant)
+        value = json.loads(
+            text, parse_int=_int, parse_float=read_number, parse_constant=_refuse_constant
+        )
     except (json.JSONDecodeError, RecursionError) as e:
         raise PiJsonError(str(e)) from None
     finally:

@@ -5,7 +5,6 @@ parsed, no escape sequence reaches the terminal."""
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 from rich.console import Group
@@ -14,6 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from memtui.jsonout import dumps_text
 from memtui.model import STATUS_SYMBOL, Memory
 from memtui.service import History
 from memtui.textsafe import literal, one_line
@@ -53,7 +53,7 @@ def describe(memory: Memory, now: datetime, history: History | None) -> Group:
     if memory.embedding is not None:
         rows.append(("embedding", f"{len(memory.embedding)} dimensions"))
     for key, value in memory.extra.items():
-        rows.append((one_line(key), one_line(json.dumps(value, ensure_ascii=False))))
+        rows.append((one_line(key), one_line(dumps_text(value, spaced=True))))
     # one Text, not a table: it renders in a fraction of the time while the cursor moves
     fields = Text(overflow="fold")
     for key, value in rows:
