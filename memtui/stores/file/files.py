@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import io
 import json
 import os
 import socket
@@ -14,7 +15,6 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from memtui.errors import StoreFormatError, StoreLockedError, StoreWriteError
 from memtui.sizes import size_text
@@ -34,7 +34,7 @@ def read_bytes(path: Path) -> bytes:
         raise read_failure(path, e) from None
 
 
-def open_regular(path: Path) -> BinaryIO:
+def open_regular(path: Path) -> io.BufferedReader:
     """`open(path, "rb")` of a regular file; a one-line StoreFormatError for anything else (a
     FIFO would block until a writer came, a device might never end)."""
     # non-blocking, so that opening a FIFO returns at once instead of waiting for a writer
