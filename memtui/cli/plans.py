@@ -421,35 +421,29 @@ def cmd_apply(args: argparse.Namespace, svc: Service, store: MemoryStore) -> int
 
     svc.plans.check_plan_file(args.plan)  # said before asking for --yes
     _check_apply(args)
-    plan = svc.plans.load_plan(args.plan, store)
-    approved = _ids(args.only) or plan.default_approved()
-    skip = set(_ids(args.skip) or [])
-    approved = [a for a in approved if a not in skip]
-    for ident in approved:
-        plan.action(ident)
-    kinds = [plan.action(a).kind for a in approved]
-    touched = len({t for a in approved for t in plan.action(a).targets})
-    what = kind_counts(kinds)
+    made = svc.plans.ready_from_file(
+        args.plan, store, only=_ids(args.only), skip=set(_ids(args.skip) or [])
+    )
+    what = kind_counts(made.kinds)
     if not args.yes:
         answer = input(
-            f"apply {counted(len(approved), 'action')} ({what}): {entry_count(touched)} touched, "
-            "a backup is kept. Continue? [y/N] "
+            f"apply {counted(len(made.chosen), 'action')} ({what}): "
+            f"{entry_count(made.touched)} touched, a backup is kept. Continue? [y/N] "
         )
         if answer.strip().lower() not in ("y", "yes"):
             print("nothing applied", file=sys.stderr)
             return 1
-    chosen = set(approved) | skip
-    waiting = [] if args.only else [a.kind for a in plan.actions if a.id not in chosen]
+    applied, waiting = len(made.chosen), made.waiting
     before = svc.plans.visible(store)
     with _progress_line() as progress:
-        tx = svc.plans.apply(store, plan, approved, progress, release=True)
-    del plan
+        tx = svc.plans.commit_ready(store, made, progress)
+    del made
     after = svc.plans.visible(store)
     if args.json:
         emit_json(transaction_record(tx))
         return 0
     print_done(
-        f"applied {counted(len(approved), 'action')} ({what}) in transaction {tx.id}: "
+        f"applied {counted(applied, 'action')} ({what}) in transaction {tx.id}: "
         f"{before} entries → {after}",
         store,
         tx,

@@ -58,41 +58,73 @@ def check_fits(
     store and refuse it unless it was made from this store as it is now and each action keeps
     its kind's and the format's rules; wording edited in its file is refused by its seals."""
     check_made_for(store, plan)
-    current: Mapping[str, Memory]
     if isinstance(store, ReadsRowsById):
         current, active = store.rows_named(_named(plan, pending))
+        Fitting(store, current, active).check(plan, pending, seals, seal_key)
     else:
-        current = {m.id: m for m in store.memories()}
-        active = active_counts(current.values())
-    try:
-        stale, recomputed = ([], frozenset()) if pending is None else expand(plan, pending, current)
-    except PlanMismatch as e:
-        raise MemtuiError(f"{e}: not the plan memtui made — make a new one") from None
-    if stale:
-        shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
-        raise ConflictError(
-            f"{store.path}: changed since the plan was made; {len(stale)} of the entries it "
-            f"touches differ ({shown}); nothing was written — make a new plan"
-        )
-    created: set[str] = set()
-    decay = _plan_decay(plan)
-    for action in plan.actions:
-        if action.id in recomputed:  # a bulk row: only a decay's own value is left to check
-            problem = None
-            if kind_of(action.kind).decays:
-                problem = _decay_problem(action.before[0], action.after[0], plan, decay)
-        else:
-            problem = _action_problem(action, plan, store.traits, current, created)
-        if problem:
-            raise MemtuiError(
-                f"plan action {action.id} ({action.kind}) {problem}: not the plan memtui "
-                "made — make a new one"
+        Fitting(store).check(plan, pending, seals, seal_key)
+
+
+class Fitting:
+    """`check_fits` for one store, for a plan or for its parts one after another (the
+    entries each part creates are kept, so that no later part creates them again)."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        current: Mapping[str, Memory] | None = None,
+        active: ActiveCounts | None = None,
+    ) -> None:
+        """`current`, `active`: the entries the plan names and each user's active entries
+        counted (default: the store's)."""
+        self.store = store
+        if current is None:
+            current = {m.id: m for m in store.memories()}
+        self.current = current
+        self.active = active_counts(current.values()) if active is None else active
+        self.created: set[str] = set()
+
+    def check(
+        self,
+        plan: Plan,
+        pending: Mapping[str, Any] | None,
+        seals: Seals,
+        seal_key: bytes | None,
+    ) -> None:
+        """`check_fits` of `plan` (a part: its actions only), after `check_made_for`."""
+        current = self.current
+        try:
+            stale, recomputed = (
+                ([], frozenset()) if pending is None else expand(plan, pending, current)
             )
-    check_seals(plan, seals, seal_key)
-    # whatever the file says, a wholesale removal waits for a person's decision
-    line = plan.params.get("archive_line")
-    line = float(line) if isinstance(line, int | float) and not isinstance(line, bool) else None
-    plan.warnings = with_lines(plan.warnings, hold_wholesale(plan.actions, active, line))
+        except PlanMismatch as e:
+            raise MemtuiError(f"{e}: not the plan memtui made — make a new one") from None
+        if stale:
+            shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
+            raise ConflictError(
+                f"{self.store.path}: changed since the plan was made; {len(stale)} of the "
+                f"entries it touches differ ({shown}); nothing was written — make a new plan"
+            )
+        created = self.created
+        decay = _plan_decay(plan)
+        for action in plan.actions:
+            if action.id in recomputed:  # a bulk row: only a decay's own value is left to check
+                problem = None
+                if kind_of(action.kind).decays:
+                    problem = _decay_problem(action.before[0], action.after[0], plan, decay)
+            else:
+                problem = _action_problem(action, plan, self.store.traits, current, created)
+            if problem:
+                raise MemtuiError(
+                    f"plan action {action.id} ({action.kind}) {problem}: not the plan memtui "
+                    "made — make a new one"
+                )
+        check_seals(plan, seals, seal_key)
+        # whatever the file says, a wholesale removal waits for a person's decision
+        line = plan.params.get("archive_line")
+        line = float(line) if isinstance(line, int | float) and not isinstance(line, bool) else None
+        held = hold_wholesale(plan.actions, self.active, line)
+        plan.warnings = with_lines(plan.warnings, held)
 
 
 def _named(plan: Plan, pending: Mapping[str, Any] | None) -> set[str]:

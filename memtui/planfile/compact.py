@@ -11,7 +11,7 @@ per-entry approval and `plan_changes` work the same for plans made and plans loa
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -370,11 +370,24 @@ def actions_from_compact(
     store), and each action's compact record by id. Raises ValueError naming the problem."""
     actions: list[Action] = []
     pending: dict[str, Any] = {}
+    for action, raw in compact_actions(raws, plan_params):
+        actions.append(action)
+        pending[action.id] = raw
+    return actions, pending
+
+
+def compact_actions(
+    raws: list[Any], plan_params: dict[str, Any], *, drop: bool = False
+) -> Iterator[tuple[Action, Any]]:
+    """`actions_from_compact`'s actions with their compact records, in file order (`drop`:
+    each record let go of in `raws` once its actions are made)."""
     rate = plan_params.get("decay_rate")
     line = plan_params.get("archive_line")
     below = _expire_below(plan_params)
     absorb_reasons: list[str] = []  # numbered across the file's absorb records
     for n, raw in enumerate(raws):
+        if drop:
+            raws[n] = None
         if not isinstance(raw, dict):
             raise ValueError(f"action {n} is not an object")
         if raw.get("bulk") is True:
@@ -391,9 +404,7 @@ def actions_from_compact(
                     made_rows = _absorb_row_actions(raw, rows, rule, absorb_reasons)
                 except ValueError as e:
                     raise ValueError(f"action {n}: {e}") from None
-                for action, row in made_rows:
-                    actions.append(action)
-                    pending[action.id] = row
+                yield from made_rows
                 continue
             if bulk == "decay":
                 if not isinstance(rate, int | float) or isinstance(rate, bool):
@@ -407,14 +418,9 @@ def actions_from_compact(
                 if below is None:
                     raise ValueError("expiry rows need the plan's numeric 'expire_below' parameter")
                 made = [_expiry_row_action(row, kind, rule, below) for row in rows]
-            for action, row in zip(made, rows, strict=True):
-                actions.append(action)
-                pending[action.id] = row
+            yield from zip(made, rows, strict=True)
             continue
-        action = _compact_action_from_dict(raw)
-        actions.append(action)
-        pending[action.id] = raw
-    return actions, pending
+        yield _compact_action_from_dict(raw), raw
 
 
 def _row_action(row: Any, rule: str, rate: float, line: float | None) -> Action:

@@ -77,6 +77,20 @@ def _plan_bytes(path: str) -> bytes:
         return data
 
 
+def plan_value(path: str) -> Any:
+    """The JSON value of the plan file at `path` (a one-line MemtuiError if it has none)."""
+    data = _plan_bytes(path)
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        try:
+            return read_checked(data)  # the plan of a store with a lone surrogate in it
+        except PiJsonError:
+            raise MemtuiError(
+                f"{path}: not a plan file (not valid JSON: {str(e).split(':')[0]})"
+            ) from None
+
+
 class PlanFile(NamedTuple):
     """A plan file as read, before it meets its store."""
 
@@ -99,16 +113,7 @@ def load(path: str, store: MemoryStore, seal_key: bytes | None) -> Plan:
 
 def read_file(path: str) -> PlanFile:
     """The plan file at `path`, read but not yet checked against a store."""
-    data = _plan_bytes(path)
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError as e:
-        try:
-            value = read_checked(data)  # the plan of a store with a lone surrogate in it
-        except PiJsonError:
-            raise MemtuiError(
-                f"{path}: not a plan file (not valid JSON: {str(e).split(':')[0]})"
-            ) from None
+    value = plan_value(path)
     seals = read_seals(value.pop("seals", None), path) if isinstance(value, dict) else ("", {})
     decided = value.pop("decisions", None) if isinstance(value, dict) else None
     plan, pending = parse(value, path)
@@ -141,51 +146,71 @@ def _read_decisions(raw: object, plan: Plan, source: str) -> dict[str, bool]:
 def parse(data: Any, source: str) -> tuple[Plan, dict[str, Any] | None]:
     """The plan a file's JSON holds, and a version-2 file's compact records by action id; a
     malformed one gets a one-line MemtuiError."""
-
-    def bad(problem: str) -> MemtuiError:
-        return MemtuiError(f"{source}: not a usable plan file ({problem})")
-
-    if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
-        raise bad(f"'format' is not {PLAN_FORMAT!r}")
-    version = data.get("version")
-    if version not in READ_VERSIONS or isinstance(version, bool):
-        raise bad(f"version {version!r}; this memtui reads versions 1 and 2")
-    for key in ("store", "store_format", "store_fingerprint", "profile", "now"):
-        if not isinstance(data.get(key), str):
-            raise bad(f"{key!r} is missing or not a string")
-    actions_raw = data.get("actions")
-    if not isinstance(actions_raw, list):
-        raise bad("'actions' is not a list")
-    now = parse_iso_or_none(data["now"])
-    if now is None:
-        raise bad("'now' is not an RFC 3339 time")
-    params = data["params"] if isinstance(data.get("params"), dict) else {}
+    plan, actions_raw, version = parse_head(data, source)
     pending = None
     read: list[Action] = []
     if version == 2:
         try:
-            read, pending = actions_from_compact(actions_raw, params)
+            read, pending = actions_from_compact(actions_raw, plan.params)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise bad(f"an action is malformed: {e!s}") from None
-    actions = []
-    seen: set[str] = set()
+            raise _bad(source, f"an action is malformed: {e!s}") from None
+    seen = KnownActions(source)
     for n, raw in enumerate(read if pending is not None else actions_raw):
         try:
             action = raw if isinstance(raw, Action) else action_from_dict(raw)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise bad(f"action {n} is malformed: {e!s}") from None
+            raise _bad(source, f"action {n} is malformed: {e!s}") from None
+        seen.add(action)
+        plan.actions.append(action)
+    return plan, pending
+
+
+def _bad(source: str, problem: str) -> MemtuiError:
+    return MemtuiError(f"{source}: not a usable plan file ({problem})")
+
+
+class KnownActions:
+    """The actions of a file read so far: each of a known kind, its id its own, after every
+    action it depends on."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.ids: set[str] = set()
+
+    def add(self, action: Action) -> None:
         if action.kind not in ACTION_KINDS:
-            raise bad(f"action {action.id} has an unknown kind {action.kind!r}")
-        if action.id in seen:
-            raise bad(f"two actions share the id {action.id!r}")
-        if any(d not in seen for d in action.depends_on):
-            raise bad(f"action {action.id} depends on an action that does not come before it")
-        seen.add(action.id)
-        actions.append(action)
+            raise _bad(self.source, f"action {action.id} has an unknown kind {action.kind!r}")
+        if action.id in self.ids:
+            raise _bad(self.source, f"two actions share the id {action.id!r}")
+        if any(d not in self.ids for d in action.depends_on):
+            raise _bad(
+                self.source, f"action {action.id} depends on an action that does not come before it"
+            )
+        self.ids.add(action.id)
+
+
+def parse_head(data: Any, source: str) -> tuple[Plan, list[Any], int]:
+    """The plan a file's JSON holds without its actions (`actions` empty), the file's action
+    records, and its version; a one-line MemtuiError for what is malformed besides them."""
+    if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
+        raise _bad(source, f"'format' is not {PLAN_FORMAT!r}")
+    version = data.get("version")
+    if version not in READ_VERSIONS or isinstance(version, bool):
+        raise _bad(source, f"version {version!r}; this memtui reads versions 1 and 2")
+    for key in ("store", "store_format", "store_fingerprint", "profile", "now"):
+        if not isinstance(data.get(key), str):
+            raise _bad(source, f"{key!r} is missing or not a string")
+    actions_raw = data.get("actions")
+    if not isinstance(actions_raw, list):
+        raise _bad(source, "'actions' is not a list")
+    now = parse_iso_or_none(data["now"])
+    if now is None:
+        raise _bad(source, "'now' is not an RFC 3339 time")
+    params = data["params"] if isinstance(data.get("params"), dict) else {}
     health = data["health"] if isinstance(data.get("health"), dict) else {}
     warnings = data.get("warnings", [])
     if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
-        raise bad("'warnings' is not a list of text")
+        raise _bad(source, "'warnings' is not a list of text")
     plan = Plan(
         data["store"],
         data["store_format"],
@@ -193,8 +218,8 @@ def parse(data: Any, source: str) -> tuple[Plan, dict[str, Any] | None]:
         data["profile"],
         now,
         params,
-        actions,
+        [],
         health,
     )
     plan.warnings = warnings
-    return plan, pending
+    return plan, actions_raw, version

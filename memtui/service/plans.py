@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -13,7 +13,7 @@ from typing import Any
 from memtui import locations, planfile
 from memtui.config import llm_settings
 from memtui.engine.embedded import Embeddings
-from memtui.engine.plan import Action, Plan, plan_changes
+from memtui.engine.plan import Action, Plan
 from memtui.engine.planner import Cancelled, Progress
 from memtui.engine.profiles import Profile
 from memtui.errors import MemtuiError
@@ -23,13 +23,20 @@ from memtui.planfile.checks import ReadsRowsById, check_made_for
 from memtui.service.base import Part, embeddings_folder
 from memtui.service.parallel_plan import plan_in_parallel
 from memtui.service.pg_plan import ReadByUser, plan_by_user
+from memtui.service.plan_apply import (
+    ReadyToApply,
+    check_entries_not_ahead,
+    commit_ready,
+    ready,
+    ready_from_file,
+)
 from memtui.service.plan_notes import plan_notes, profile_for
 from memtui.service.plan_stream import StreamedPlan, plan_streamed
-from memtui.stores import Actor, Change, Transaction
+from memtui.stores import Transaction
 from memtui.stores.progress import CommitProgress
 from memtui.stores.protocol import MemoryStore
 from memtui.timeline import check_not_before_entries, check_plan_not_ahead
-from memtui.views import counted, entry_count, kind_counts
+from memtui.views import counted, entry_count
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,9 +318,26 @@ class Plans(Part):
         much as the commit: 200k entries, 1,365 MB at the peak against 1,054)."""
         now = self.shared.now()
         check_plan_not_ahead(plan.now, now)
-        touched = (m for action in plan.actions for m in action.before)
-        check_not_before_entries(touched, plan.now, "the plan's time")
+        check_entries_not_ahead(plan)
         return apply_plan(store, plan, approved, now=now, progress=progress, release=release)
+
+    def ready_from_file(
+        self,
+        path: str,
+        store: MemoryStore,
+        only: Sequence[str] | None = None,
+        skip: Collection[str] = (),
+    ) -> ReadyToApply:
+        """The plan file at `path`, checked against `store` as `load_plan` checks it, with
+        its actions `only` (default: all that need no decision) but `skip` made ready to
+        commit (`commit_ready`); read a user at a time where it can be."""
+        return ready_from_file(path, store, self.seal_key(), only, skip)
+
+    def commit_ready(
+        self, store: MemoryStore, made: ReadyToApply, progress: CommitProgress | None = None
+    ) -> Transaction:
+        """What `ready_from_file` made ready, as one transaction now."""
+        return commit_ready(store, made, now=self.shared.now(), progress=progress)
 
 
 def apply_plan(
@@ -325,30 +349,13 @@ def apply_plan(
     progress: CommitProgress | None = None,
     release: bool = False,
 ) -> Transaction:
-    """The approved actions' changes as one transaction at `now`, without the clock's checks
-    (`Plans.apply` makes them): a plan made in memory, or one `load_plan` read and checked.
-    `release`: the plan's actions are let go (emptied) before the commit."""
+    """The approved actions' changes as one transaction at `now`: a plan made in memory, or
+    one `load_plan` read and checked. `release`: the plan's actions are let go (emptied)
+    before the commit."""
     check_made_for(store, plan)
     chosen = list(approved) if approved is not None else plan.default_approved()
-    if not chosen:
-        raise MemtuiError("no action is approved; nothing to apply")
-    changes = [Change(c.before, c.after) for c in plan_changes(plan, chosen)]
-    if not changes:
-        raise MemtuiError("the approved actions change nothing")
-    kinds = [plan.action(a).kind for a in chosen]
-    actors = {plan.action(a).actor for a in chosen}
-    details = {"profile": plan.profile, "actions": chosen, "plan_now": plan.now.isoformat()}
-    if release:
-        plan.release()
-    return store.commit(
-        changes,
-        actor=Actor.LLM if Actor.LLM in actors else Actor.PLAN,
-        kind="plan",
-        reason=f"{plan.profile} plan: {kind_counts(kinds)}",
-        now=now,
-        details=details,
-        progress=progress,
-    )
+    made = ready(plan, chosen, release=release)
+    return commit_ready(store, made, now=now, progress=progress)
 
 
 def plan_summary(plan: Plan | StreamedPlan, warnings_most: int | None = None) -> str:
