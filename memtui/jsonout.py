@@ -92,16 +92,39 @@ def dumps_in_parts(
     """`dumps(value)` a part at a time, with `value[key]` written from `rows`, `size` rows a
     part: a list of the rows, or (`pairs`) an object of the rows as (key, value) pairs.
     NotOrjson where orjson cannot write a part (`depth`: the containers around `value`)."""
+    return dumps_around(
+        value, key, _texts(iter(rows), pairs, size, depth + 1), pairs=pairs, depth=depth
+    )
+
+
+def _texts(rows: Iterator[Any], pairs: bool, size: int, depth: int) -> Iterator[bytes]:
+    while part := (dict if pairs else list)(islice(rows, size)):
+        yield rows_text(part, depth)
+
+
+def rows_text(part: list[Any] | dict[str, Any], depth: int) -> bytes:
+    """A part's rows as they stand within their list or object (`dumps_around`'s texts),
+    `depth` containers deep; NotOrjson where orjson cannot write them."""
+    return strict_dumps(part, depth)[1:-1]
+
+
+def dumps_around(
+    value: dict[str, Any],
+    key: str,
+    texts: Iterable[bytes],
+    *,
+    pairs: bool = False,
+    depth: int = 0,
+) -> Iterator[bytes]:
+    """`dumps_in_parts` with the rows' parts written already (`rows_text`)."""
     keys = list(value)
     at = keys.index(key)
     rest = {k: value[k] for k in keys[at + 1 :]}
     opening, closing = (b"{", b"}") if pairs else (b"[", b"]")
     head = strict_dumps({k: value[k] for k in keys[:at]}, depth)[:-1] + b"," if at else b"{"
     yield head + strict_dumps(key) + b":" + opening
-    rows = iter(rows)
     first = True
-    while part := (dict if pairs else list)(islice(rows, size)):
-        text = strict_dumps(part, depth + 1)[1:-1]
+    for text in texts:
         yield text if first else b"," + text
         first = False
     yield closing + (b"," + strict_dumps(rest, depth)[1:] if rest else b"}")

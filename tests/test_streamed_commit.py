@@ -172,6 +172,14 @@ def test_a_transaction_just_committed_is_written_and_read_back_as_its_whole_json
     assert sum(per_part) == 30 and max(per_part) == 7
     written = orjson.loads(path.read_bytes())["journal"]["2"]
     assert written == tx.to_dict()
+    # each part's diffs are let go of once written, and made again alike when asked for
+    reread = open_store(path).transactions()[-1]
+    assert [c.diff for c in reread.changes] == [c.diff for c in tx.changes]
+    assert list(reread.changes) == list(tx.changes)
+    assert tx.changes[0].diff == {
+        "content": ["memory 0", "memory 0, edited"],
+        "importance": [0.8, 0.25],
+    }
     assert store.journal_bytes() == len(orjson.dumps(orjson.loads(path.read_bytes())["journal"]))
     # the same store object goes on: its history, an undo and the file it writes then
     [_, again] = store.transactions()

@@ -23,9 +23,11 @@ from memtui.jsonout import (
     NotOrjson,
     deep_values,
     dumps,
+    dumps_around,
     dumps_in_parts,
     literal,
     loads,
+    rows_text,
     strict_dumps,
 )
 from memtui.model import Memory
@@ -67,6 +69,10 @@ def _image(held: dict[str, Any] | Memory | _Patched | None) -> dict[str, Any] | 
     return held.image()
 
 
+_REMADE: dict[str, list[Any]] = {}
+"""A `ChangeImage`'s diff let go of: made again from its images when asked for."""
+
+
 class ChangeImage:
     """One memory before and after a transaction (`None`: absent). The `raw` images are the
     record in the store's own format (pi, longterm), so undo restores it byte for byte.
@@ -77,13 +83,13 @@ class ChangeImage:
     __slots__ = (
         "_after",
         "_before",
+        "_diff",
         "_lost",
         "_resolve",
         "after_fp",
         "after_raw",
         "before_raw",
         "compact",
-        "diff",
         "id",
         "made",
         "position",
@@ -117,7 +123,7 @@ class ChangeImage:
         self.after_raw = after_raw
         self.position = position
         self.compact = compact
-        self.diff = diff
+        self._diff = diff
         self.after_fp = after_fp
         self._lost = lost
         self.made = made
@@ -128,6 +134,25 @@ class ChangeImage:
     def _ready(self) -> None:
         if self._resolve is not None:
             self._resolve()
+
+    @property
+    def diff(self) -> dict[str, list[Any]] | None:
+        """The changed fields, {field: [before, after]}, of a compact change (else None)."""
+        if self._diff is _REMADE:  # let go of once written: made again from the images
+            before, after = self.before, self.after
+            assert before is not None and after is not None
+            return image_diff(before, after)
+        return self._diff
+
+    @diff.setter
+    def diff(self, diff: dict[str, list[Any]] | None) -> None:
+        self._diff = diff
+
+    def let_diff_go(self) -> None:
+        """Hold no diff made from the images this change holds (`made`): it is made again
+        from them when asked for (a whole-store commit's diffs weigh 500 B a change)."""
+        if self.made and self._diff is not None and self._before is not None:
+            self._diff = _REMADE
 
     @property
     def lost(self) -> bool:
@@ -575,14 +600,52 @@ _ENTRY_DEPTH = 2  # a native journal entry lies in the file's object and the jou
 _KEPT_AS_JSON = 512  # changes: a journal entry with more is held as its JSON
 
 
-def encoded_entry(tx: Transaction) -> EncodedEntry:
-    """`dumps(tx.to_dict())`, its changes' dicts made a part at a time."""
+def encoded_entry(tx: Transaction, written: ChangesWritten | None = None) -> EncodedEntry:
+    """`dumps(tx.to_dict())`, its changes' dicts made a part at a time (`written`: the
+    changes' parts written already, as they were made)."""
     head = tx.to_dict(changes=False)
     try:
-        parts = tuple(entry_parts(head, (c.to_dict() for c in tx.changes)))
+        if written is not None and (texts := written.texts()) is not None:
+            parts = tuple(dumps_around(head, "changes", texts, depth=_ENTRY_DEPTH))
+        else:
+            parts = tuple(entry_parts(head, (c.to_dict() for c in tx.changes)))
     except NotOrjson:
         return EncodedEntry((dumps(tx.to_dict()),), head, len(tx.changes), plain=False)
     return EncodedEntry(parts, head, len(tx.changes))
+
+
+class ChangesWritten:
+    """A journal entry's changes written as the commit makes them, `_CHANGES_A_PART` at a
+    time, each part's diffs let go of once written (`ChangeImage.let_diff_go`): a whole-store
+    transaction never holds every change's diff and JSON at once."""
+
+    def __init__(self) -> None:
+        self._texts: list[bytes] | None = []
+        self._waiting: list[ChangeImage] = []
+
+    def add(self, change: ChangeImage) -> None:
+        self._waiting.append(change)
+        if len(self._waiting) >= _CHANGES_A_PART:
+            self._write()
+
+    def texts(self) -> list[bytes] | None:
+        """The parts, or None where orjson could not write one (then the entry is written
+        from its changes)."""
+        if self._waiting:
+            self._write()
+        return self._texts
+
+    def _write(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        if self._texts is None:
+            return
+        try:
+            self._texts.append(rows_text([c.to_dict() for c in waiting], _ENTRY_DEPTH + 1))
+        except NotOrjson:
+            self._texts = None
+            return
+        for change in waiting:
+            change.let_diff_go()
 
 
 def kept_entry(entry: Any) -> Any:

@@ -38,22 +38,26 @@ def open_regular(path: Path) -> io.BufferedReader:
     """`open(path, "rb")` of a regular file; a one-line StoreFormatError for anything else (a
     FIFO would block until a writer came, a device might never end)."""
     # non-blocking, so that opening a FIFO returns at once instead of waiting for a writer
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
-        kind = (
-            "a named pipe (FIFO)"
-            if stat.S_ISFIFO(mode)
-            else "a device"
-            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-            else "a socket"
-        )
-        raise StoreFormatError(f"{path}: is {kind}, not a store file")
-    os.set_blocking(fd, True)
-    return os.fdopen(fd, "rb")
+    # (a regular file reads alike either way)
+    f = open(path, "rb", opener=_non_blocking)  # noqa: SIM115 (returned open)
+    mode = os.fstat(f.fileno()).st_mode
+    if stat.S_ISREG(mode):
+        return f
+    f.close()
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+    kind = (
+        "a named pipe (FIFO)"
+        if stat.S_ISFIFO(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "a socket"
+    )
+    raise StoreFormatError(f"{path}: is {kind}, not a store file")
+
+
+def _non_blocking(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NONBLOCK)
 
 
 def read_failure(path: Path, e: OSError) -> StoreFormatError:

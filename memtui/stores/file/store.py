@@ -47,6 +47,7 @@ from memtui.stores.file.sidecar import check_writable, sidecar_problems
 from memtui.stores.formats.document import Document, HeaderImages, StoreFormat
 from memtui.stores.ledger import (
     ChangeImage,
+    ChangesWritten,
     EncodedEntry,
     LedgerViews,
     SidecarLedger,
@@ -439,6 +440,7 @@ class Store(LedgerViews, LedgerAudit):
         fmt.write_header(doc, now, added=added, revert=revert_header)
         images: list[ChangeImage] = []
         in_file = fmt.traits.ledger_in_store
+        written = ChangesWritten() if in_file else None  # the journal entry's changes
         order = {ident: n for n, ident in enumerate(base.memories)}
         returning: list[tuple[int, str]] = []
         preparing = Stage(progress, "preparing", len(changes))
@@ -496,20 +498,21 @@ class Store(LedgerViews, LedgerAudit):
             if compact:
                 assert before_image is not None and after_image is not None
                 diff, fp = image_diff(before_image, after_image), image_fingerprint(after_image)
-            images.append(
-                ChangeImage(
-                    ident,
-                    before,
-                    after,
-                    before_rec,
-                    after_rec,
-                    order.get(ident),
-                    compact=compact,
-                    diff=diff,
-                    after_fp=fp,
-                    made=compact,
-                )
+            image = ChangeImage(
+                ident,
+                before,
+                after,
+                before_rec,
+                after_rec,
+                order.get(ident),
+                compact=compact,
+                diff=diff,
+                after_fp=fp,
+                made=compact,
             )
+            images.append(image)
+            if written is not None:
+                written.add(image)
         preparing.end()
         if returning:
             _move_to_positions(doc, sorted(returning))
@@ -562,7 +565,9 @@ class Store(LedgerViews, LedgerAudit):
             recording = Stage(progress, "ledger", len(images))
             new_data: bytes | Hashed
             if in_file:
-                doc.header["journal"] = [*doc.header.get("journal", []), encoded_entry(tx)]
+                entry = encoded_entry(tx, written)
+                written = None
+                doc.header["journal"] = [*doc.header.get("journal", []), entry]
                 recording.end()
                 writing = Stage(progress, "writing", 1)
                 # made while it is written: the new file is never whole in memory
