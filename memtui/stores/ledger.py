@@ -320,6 +320,18 @@ def resolve_later(txs: list[Transaction], current: Mapping[str, Memory]) -> None
             attach(tx.changes)
 
 
+def _changes_of(entry: EncodedEntry) -> Iterator[Any]:
+    """An entry's changes as JSON values, read a part at a time where its parts hold them
+    (`dumps_around`: the entry's head and its list's opening, the changes' parts, the list's
+    end and the rest), so that a whole-store transaction's dicts are never made at once."""
+    parts = entry.parts
+    if len(parts) < 2 or not (parts[0].endswith(b'"changes":[') and parts[-1].startswith(b"]")):
+        yield from entry.value()["changes"]
+        return
+    for part in parts[1:-1]:
+        yield from loads(b"".join((b"[", memoryview(part)[part.startswith(b",") :], b"]")))
+
+
 class JournalChanges(Sequence["ChangeImage"]):
     """A journal transaction's changes, kept as the entry's JSON until first asked for:
     counting and listing transactions needs none of them, and a whole-store transaction's
@@ -346,8 +358,7 @@ class JournalChanges(Sequence["ChangeImage"]):
         with self._lock or contextlib.nullcontext():
             if self._items is None:
                 assert self._entry is not None
-                value = self._entry.value()
-                items = [ChangeImage.from_dict(c) for c in value["changes"]]
+                items = [ChangeImage.from_dict(c) for c in _changes_of(self._entry)]
                 if self._attach is not None:
                     self._attach(items)
                 self._items, self._entry = items, None
